@@ -1,0 +1,142 @@
+"""Time controls and chess clocks, as plain arithmetic (no clocks are read here).
+
+The match runner measures how long a bot took and tells the :class:`Clock`; the
+clock decides whether the bot's flag fell and what it has left. Two kinds of time
+control exist:
+
+- **Fischer** ``base+increment`` (``"10+0.1"``, or ``"10"`` with no increment): a
+  bank of ``base`` seconds per seat; a turn's time is taken from the bank and the
+  increment added after the turn is accepted.
+- **Fixed time per turn** (``"0.5/turn"``): every turn may take that long; nothing
+  carries over.
+
+The *margin* is extra time granted before a bot is declared out of time, to
+absorb pipe and scheduling latency the bot cannot control. The *start-up
+allowance* covers the handshake of each game (``new_game`` → ``ready``), which is
+not charged to the clock.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from referee.errors import SettingsError
+
+_FISCHER = re.compile(r"(?P<base>\d+(?:\.\d+)?)(?:\+(?P<inc>\d+(?:\.\d+)?))?")
+_PER_TURN = re.compile(r"(?:(?P<secs>\d+(?:\.\d+)?)/turn|st=(?P<st>\d+(?:\.\d+)?))")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TimeControl:
+    """How much time bots get. All values are seconds.
+
+    Exactly one of ``base`` (Fischer) and ``per_turn`` is set.
+    """
+
+    base: float | None = None
+    increment: float = 0.0
+    per_turn: float | None = None
+    startup: float = 10.0
+    margin: float = 0.1
+
+    def __post_init__(self) -> None:
+        if (self.base is None) == (self.per_turn is None):
+            raise SettingsError("a time control is either base+increment or seconds per turn")
+        for label, value in (
+            ("base", self.base),
+            ("increment", self.increment),
+            ("per_turn", self.per_turn),
+            ("startup", self.startup),
+            ("margin", self.margin),
+        ):
+            if value is not None and value < 0:
+                raise SettingsError(f"time control {label} must not be negative, got {value}")
+        if self.per_turn is not None and self.increment:
+            raise SettingsError("a per-turn time control has no increment")
+
+    @classmethod
+    def parse(cls, text: str, *, startup: float = 10.0, margin: float = 0.1) -> TimeControl:
+        """Read ``"10+0.1"``, ``"10"``, ``"0.5/turn"`` or ``"st=0.5"``."""
+        spec = text.strip()
+        if match := _FISCHER.fullmatch(spec):
+            base = float(match["base"])
+            increment = float(match["inc"] or 0)
+            if base == 0 and increment == 0:
+                raise SettingsError(f"time control {text!r} gives no time at all")
+            return cls(base=base, increment=increment, startup=startup, margin=margin)
+        if match := _PER_TURN.fullmatch(spec):
+            per_turn = float(match["secs"] or match["st"])
+            if per_turn == 0:
+                raise SettingsError(f"time control {text!r} gives no time at all")
+            return cls(per_turn=per_turn, startup=startup, margin=margin)
+        raise SettingsError(
+            f"bad time control {text!r}: expected BASE+INC (e.g. 10+0.1), BASE, or SECS/turn"
+        )
+
+    def __str__(self) -> str:
+        if self.per_turn is not None:
+            return f"{_number(self.per_turn)}/turn"
+        assert self.base is not None
+        if self.increment:
+            return f"{_number(self.base)}+{_number(self.increment)}"
+        return _number(self.base)
+
+    @property
+    def pgn_tag(self) -> str:
+        """The ``TimeControl`` tag value in PGN's own syntax (``"10+0.1"``, ``"1/0.5"``)."""
+        if self.per_turn is not None:
+            return f"1/{_number(self.per_turn)}"
+        return str(self)
+
+
+def _number(value: float) -> str:
+    """``10.0`` → ``"10"``, ``0.05`` → ``"0.05"``."""
+    return f"{value:g}"
+
+
+class Clock:
+    """The clocks of all seats of one game."""
+
+    def __init__(self, control: TimeControl, seats: int) -> None:
+        self.control = control
+        bank = control.base if control.base is not None else 0.0
+        self._remaining = [bank] * seats
+        self._last = [None] * seats
+        self._used = [0.0] * seats
+
+    def remaining(self, seat: int) -> float:
+        """Seconds ``seat`` has left in its bank (per-turn: the per-turn time)."""
+        if self.control.per_turn is not None:
+            return self.control.per_turn
+        return self._remaining[seat]
+
+    def last_turn(self, seat: int) -> float | None:
+        """How long ``seat``'s last turn took as measured, or ``None`` before its first."""
+        return self._last[seat]
+
+    def used(self, seat: int) -> float:
+        """Total thinking time ``seat`` has used in this game."""
+        return self._used[seat]
+
+    def budget(self, seat: int) -> float:
+        """How long the referee waits for ``seat``'s reply: its time plus the margin."""
+        return self.remaining(seat) + self.control.margin
+
+    def charge(self, seat: int, elapsed: float) -> bool:
+        """Record that ``seat`` took ``elapsed`` seconds; ``False`` when its flag fell.
+
+        Time spent inside the margin is taken from the bank, which then stands
+        at zero (the bot keeps playing on its increment).
+        """
+        self._last[seat] = elapsed
+        self._used[seat] += elapsed
+        flagged = elapsed > self.budget(seat)
+        if self.control.per_turn is None:
+            self._remaining[seat] = max(0.0, self._remaining[seat] - elapsed)
+        return not flagged
+
+    def add_increment(self, seat: int) -> None:
+        """Add the increment after ``seat``'s turn was accepted (Fischer only)."""
+        if self.control.per_turn is None:
+            self._remaining[seat] += self.control.increment

@@ -1,0 +1,92 @@
+"""The referee's error tree.
+
+Every error the referee raises on purpose is a :class:`RefereeError`, so callers
+(the CLI above all) can turn it into a one-line message instead of a traceback.
+
+- :class:`RuleError` and its children: a game's rules refuse something (a turn, a
+  position, a setting). Pure code raises these; they carry the rule they break.
+- :class:`BotFault` and its children: a bot process misbehaved. The match runner
+  turns these into a lost game with a PGN ``Termination``, never into a crash.
+- :class:`RecordError`: a game record (PGN) cannot be read.
+"""
+
+from __future__ import annotations
+
+
+class RefereeError(Exception):
+    """Root of every error the referee raises on purpose."""
+
+
+# --- rules -------------------------------------------------------------------
+
+
+class RuleError(RefereeError, ValueError):
+    """A game's rules refuse something."""
+
+
+class IllegalDecision(RuleError):
+    """A player's decision (in Ivy: a whole turn) breaks a rule.
+
+    ``index`` is the position of the offending action inside the decision
+    (``None`` when the decision as a whole is at fault), so a protocol layer can
+    point at ``$.actions[index]``.
+    """
+
+    def __init__(self, message: str, *, index: int | None = None) -> None:
+        super().__init__(message)
+        self.index = index
+
+
+class PositionError(RuleError):
+    """A position read from outside (a string, an opening) is not valid."""
+
+
+class SettingsError(RuleError):
+    """Game settings (player count, turn limit, ...) are not acceptable."""
+
+
+# --- records -----------------------------------------------------------------
+
+
+class RecordError(RefereeError, ValueError):
+    """A game record cannot be read (malformed PGN, unknown game, ...)."""
+
+
+# --- bots --------------------------------------------------------------------
+
+
+class BotFault(RefereeError):
+    """A bot broke the protocol or its process failed. Costs the bot the game.
+
+    ``code`` is the stable protocol error code sent to the bot (when it can still
+    be told) and ``termination`` the PGN ``Termination`` value for the record.
+    """
+
+    code: str = "bot_fault"
+    termination: str = "rules infraction"
+
+
+class BotTimeout(BotFault):
+    """The bot did not answer before its clock ran out."""
+
+    code = "timeout"
+    termination = "time forfeit"
+
+
+class BotCrashed(BotFault):
+    """The bot process exited, was killed, or closed its stdout."""
+
+    code = "crashed"
+    termination = "abandoned"
+
+
+class BotProtocolError(BotFault):
+    """The bot sent a line that is not a valid message (or is too long)."""
+
+    code = "invalid_message"
+
+
+class BotIllegalTurn(BotFault):
+    """The bot sent a well-formed turn that the rules refuse."""
+
+    code = "illegal_turn"

@@ -1,0 +1,55 @@
+"""Ivy: two ivies race up a house for the sunlight (rules: ``shared/spec/ivy.md``).
+
+- :mod:`~referee.games.ivy.board` — the house: cells, neighbours, glass, roots, players;
+- :mod:`~referee.games.ivy.turns` — turn notation (§7);
+- :mod:`~referee.games.ivy.position` — positions (§6) and the rules of a turn (§4);
+- :mod:`~referee.games.ivy.game` — the :class:`~referee.games.base.Game` for the runner.
+"""
+
+from __future__ import annotations
+
+from referee.games.ivy.board import (
+    CELL_NAMES,
+    GLASS,
+    NEIGHBOURS,
+    ROOTS,
+    TOP,
+    Cell,
+    Player,
+    bit,
+    cell_at,
+    cell_name,
+    column_of,
+    iter_cells,
+    parse_cell,
+    row_of,
+)
+from referee.games.ivy.game import IvyGame, IvyState
+from referee.games.ivy.position import Position, TurnBuilder
+from referee.games.ivy.turns import Action, Choke, Creep, Leaf, Turn
+
+__all__ = [
+    "CELL_NAMES",
+    "GLASS",
+    "NEIGHBOURS",
+    "ROOTS",
+    "TOP",
+    "Action",
+    "Cell",
+    "Choke",
+    "Creep",
+    "IvyGame",
+    "IvyState",
+    "Leaf",
+    "Player",
+    "Position",
+    "Turn",
+    "TurnBuilder",
+    "bit",
+    "cell_at",
+    "cell_name",
+    "column_of",
+    "iter_cells",
+    "parse_cell",
+    "row_of",
+]

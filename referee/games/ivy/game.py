@@ -1,0 +1,118 @@
+"""Ivy behind the generic :class:`~referee.games.base.Game` interface, for the runner.
+
+A decision is a whole :class:`~referee.games.ivy.turns.Turn`; seat 0 is Green and
+seat 1 Purple. The state adds the turn limit (spec §5, C5) to the position: once
+turn L has been played without a winner the game is drawn at once, before the
+Feed of turn L+1 could declare a win.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import ClassVar
+
+from referee.errors import IllegalDecision, SettingsError
+from referee.games.base import GameSettings, Outcome
+from referee.games.ivy.board import Player
+from referee.games.ivy.position import Position
+from referee.games.ivy.turns import Turn
+
+DEFAULT_TURN_LIMIT = 200
+"""The turn limit L when the settings give none (100 turns each)."""
+
+
+@dataclass(frozen=True, slots=True)
+class IvyState:
+    """A game in progress: the position and the turn limit it is played under."""
+
+    position: Position
+    turn_limit: int = DEFAULT_TURN_LIMIT
+
+
+class IvyGame:
+    """The Ivy rules for the match runner (see :class:`referee.games.base.Game`)."""
+
+    name: ClassVar[str] = "ivy"
+    seat_names: ClassVar[tuple[str, ...] | None] = ("Green", "Purple")
+    min_players: ClassVar[int] = 2
+    max_players: ClassVar[int] = 2
+
+    def start(self, settings: GameSettings) -> IvyState:
+        """The state for ``settings``: the start (or given) position and the turn limit."""
+        if settings.players != 2:
+            raise SettingsError(f"Ivy is played by 2 players, not {settings.players}")
+        unknown = sorted(set(settings.options) - {"turn_limit"})
+        if unknown:
+            raise SettingsError(f"unknown Ivy option {unknown[0]!r} (known: turn_limit)")
+        limit = settings.options.get("turn_limit", DEFAULT_TURN_LIMIT)
+        if type(limit) is not int or limit < 1:
+            raise SettingsError(f"turn_limit must be a whole number >= 1, got {limit!r}")
+        if settings.start is None:
+            position = Position.START
+        else:
+            position = Position.from_string(settings.start)
+        return IvyState(position, limit)
+
+    def to_decide(self, state: IvyState) -> int | None:
+        """The seat of the player to move, or ``None`` once the game is over."""
+        if self.outcome(state) is not None:
+            return None
+        return int(state.position.to_move)
+
+    def view(self, state: IvyState, seat: int) -> Position:
+        """The position: Ivy hides nothing."""
+        return state.position
+
+    def apply(self, state: IvyState, seat: int, decision: Turn) -> IvyState:
+        """The state after ``seat`` plays the turn ``decision``; raises ``IllegalDecision``."""
+        position = state.position
+        outcome = self.outcome(state)
+        if outcome is not None:
+            raise IllegalDecision(f"turn {position.turn}: the game is over ({outcome.reason})")
+        mover = position.to_move
+        if seat != mover:
+            raise IllegalDecision(
+                f"turn {position.turn}: it is {mover.title}'s turn (seat {int(mover)}),"
+                f" not seat {seat}'s"
+            )
+        if not isinstance(decision, Turn):
+            raise IllegalDecision(
+                f"turn {position.turn} ({mover.title}): a decision is an Ivy turn,"
+                f" not {type(decision).__name__}"
+            )
+        return IvyState(position.play(decision), state.turn_limit)
+
+    def turn_number(self, state: IvyState) -> int:
+        """The §6 ``TURN`` of the turn about to be played."""
+        return state.position.turn
+
+    def outcome(self, state: IvyState) -> Outcome | None:
+        """A draw once the turn limit is played (checked first, C5), or a win at Feed."""
+        position = state.position
+        if position.turn > state.turn_limit:
+            return Outcome(
+                scores=(0.5, 0.5), places=(1, 1), reason=f"turn limit {state.turn_limit} reached"
+            )
+        winner = position.winner_at_feed()
+        if winner is None:
+            return None
+        if winner is Player.GREEN:
+            return Outcome(scores=(1.0, 0.0), places=(1, 2), reason="Green reached the top")
+        return Outcome(scores=(0.0, 1.0), places=(2, 1), reason="Purple reached the top")
+
+    def format_decision(self, decision: Turn) -> str:
+        """The §7 token of a turn."""
+        return str(decision)
+
+    def parse_decision(self, text: str) -> Turn:
+        """The turn written as a §7 token (raises ``RuleError`` on bad notation)."""
+        return Turn.parse(text)
+
+    def notation(self, state: IvyState) -> str:
+        """The §6 position string."""
+        return str(state.position)
+
+    def settings_tags(self, state: IvyState) -> Mapping[str, str]:
+        """The PGN tags recording the rule settings: the turn limit."""
+        return {"TurnLimit": str(state.turn_limit)}

@@ -1,0 +1,520 @@
+"""Ratings from game results: Elo by maximum likelihood, error bars, LOS, crosstable.
+
+The model is Bradley–Terry on the logistic Elo scale, as in Ordo and BayesElo:
+a player rated ``d`` points above the opponent is expected to score
+``1 / (1 + 10 ** (-d / 400))``, and a game's score (1, ½ or 0) counts as that
+many wins out of one game, so a draw is half a win and half a loss. All games
+are rated at once by maximising the likelihood (Newton's method with a
+backtracking line search, to a step below 1e-9 Elo); colours are not modelled.
+Ratings average 0, or are shifted so that an anchor player has a given rating.
+
+Perfect and zero scores
+    The maximum-likelihood ratings are finite exactly when the players cannot
+    be split into two groups with one group scoring nothing (not even a draw)
+    against the other — a player with all wins or all losses, or two groups
+    that never met, break this. Then, and only then, every player gets one
+    virtual draw against a virtual opponent rated at the pool average (the
+    ratings' mean). That keeps every rating finite and a perfect score first,
+    and leaves tables where the plain estimate exists untouched;
+    :attr:`RatingTable.virtual_draws` says whether it was used.
+
+Error bars
+    The covariance of the ratings is the pseudo-inverse of the observed
+    information (the negative Hessian of the log-likelihood, virtual draws
+    included) on ratings that average 0. A player's ``error`` is 1.96 standard
+    deviations of their rating relative to the pool average, or to the anchor
+    (whose own error is then 0). The likelihood of superiority (LOS) of a player
+    over the next one in the table is the normal probability that their rating
+    difference is positive, from the same covariance.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from referee.errors import RefereeError
+
+ELO_PER_UNIT = 400 / math.log(10)
+"""Elo points per unit of the logistic's natural argument (about 173.7)."""
+
+Z95 = 1.959963984540054
+"""The two-sided 95% quantile of the standard normal distribution."""
+
+STEP_TOLERANCE = 1e-9 / ELO_PER_UNIT
+"""Newton stops when no rating moves more than this (1e-9 Elo), in natural units."""
+
+MAX_NEWTON_STEPS = 200
+"""A bound on Newton steps; the fit needs a handful for ordinary tables."""
+
+
+class RatingError(RefereeError, ValueError):
+    """Results cannot be rated as asked (an unknown anchor, a score that is not 1, ½ or 0)."""
+
+
+# --- results -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Encounter:
+    """One player's games against one opponent, counted from the player's side."""
+
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+
+    @property
+    def games(self) -> int:
+        """How many games the two played."""
+        return self.wins + self.draws + self.losses
+
+    @property
+    def score(self) -> float:
+        """The player's points: a win is 1, a draw ½."""
+        return self.wins + self.draws / 2
+
+    def plus(self, score: float) -> Encounter:
+        """This encounter with one more game that the player scored ``score`` in."""
+        if score == 1:
+            return Encounter(self.wins + 1, self.draws, self.losses)
+        if score == 0:
+            return Encounter(self.wins, self.draws, self.losses + 1)
+        return Encounter(self.wins, self.draws + 1, self.losses)
+
+    def reversed(self) -> Encounter:
+        """The same games counted from the opponent's side."""
+        return Encounter(self.losses, self.draws, self.wins)
+
+    def __add__(self, other: Encounter) -> Encounter:
+        """Both sets of games together."""
+        return Encounter(
+            self.wins + other.wins, self.draws + other.draws, self.losses + other.losses
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerRating:
+    """One row of the rating table.
+
+    ``elo`` is the rating, ``error`` the half-width of its 95% interval, and
+    ``los_next`` the likelihood that this player is stronger than the next one in
+    the table (``None`` for the last).
+    """
+
+    rank: int
+    name: str
+    elo: float
+    error: float
+    wins: int
+    draws: int
+    losses: int
+    los_next: float | None
+
+    @property
+    def games(self) -> int:
+        """Games played."""
+        return self.wins + self.draws + self.losses
+
+    @property
+    def score(self) -> float:
+        """Points scored: a win is 1, a draw ½."""
+        return self.wins + self.draws / 2
+
+    @property
+    def score_percent(self) -> float:
+        """Points as a percentage of games played (0 with no games)."""
+        return 100 * self.score / self.games if self.games else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class RatingTable:
+    """The rated players, best first, with the crosstable of who scored what against whom.
+
+    ``crosstable`` maps ``(player, opponent)`` to their :class:`Encounter`, in
+    both directions, for every two players that met; ``anchor`` names the player
+    whose rating was fixed, if any; ``virtual_draws`` says whether the
+    perfect-score prior of the module docstring was needed.
+    """
+
+    players: tuple[PlayerRating, ...]
+    crosstable: Mapping[tuple[str, str], Encounter]
+    anchor: str | None = None
+    virtual_draws: bool = False
+
+    def player(self, name: str) -> PlayerRating:
+        """The row of the player called ``name`` (``KeyError`` if there is none)."""
+        for row in self.players:
+            if row.name == name:
+                return row
+        raise KeyError(name)
+
+    def encounter(self, player: str, opponent: str) -> Encounter:
+        """``player``'s results against ``opponent`` (empty when they never met)."""
+        return self.crosstable.get((player, opponent), Encounter())
+
+
+def _tally(
+    results: Iterable[tuple[str, str, float]], players: Iterable[str] = ()
+) -> tuple[list[str], dict[tuple[str, str], Encounter]]:
+    """The players (``players`` first, then others as they appear) and the crosstable.
+
+    ``results`` holds ``(white, black, white_score)`` with the score 1, 0.5 or 0.
+    """
+    names = list(dict.fromkeys(players))
+    known = set(names)
+    crosstable: dict[tuple[str, str], Encounter] = {}
+    for white, black, score in results:
+        if score not in (0, 0.5, 1):
+            raise RatingError(f"a game score must be 1, 0.5 or 0, not {score!r}")
+        if white == black:
+            raise RatingError(f"player {white!r} cannot play against themselves")
+        for name in (white, black):
+            if name not in known:
+                known.add(name)
+                names.append(name)
+        crosstable[white, black] = crosstable.get((white, black), Encounter()).plus(score)
+        crosstable[black, white] = crosstable[white, black].reversed()
+    return names, crosstable
+
+
+# --- the rating table ----------------------------------------------------------
+
+
+def rate(
+    results: Iterable[tuple[str, str, float]],
+    *,
+    players: Iterable[str] = (),
+    anchor: str | None = None,
+    anchor_elo: float = 0.0,
+) -> RatingTable:
+    """Rate every player from ``(white, black, white_score)`` results (see the module docstring).
+
+    ``players`` lists players to include even without games. With ``anchor``
+    the ratings are shifted so that this player is rated ``anchor_elo``;
+    otherwise they average 0. Rows are ordered by rating, then points, then name.
+    """
+    names, crosstable = _tally(results, players)
+    if anchor is not None and anchor not in names:
+        raise RatingError(f"anchor player {anchor!r} is not among the rated players")
+    if not names:
+        return RatingTable((), crosstable)
+    index = {name: number for number, name in enumerate(names)}
+    pairs = [
+        _Pair(index[a], index[b], encounter.games, encounter.score)
+        for (a, b), encounter in crosstable.items()
+        if index[a] < index[b]
+    ]
+    model = _Model(len(names), pairs, virtual_draws=not _estimate_exists(len(names), pairs))
+    strength = model.fit()
+    covariance = model.covariance(strength)
+
+    reference = index[anchor] if anchor is not None else None
+    shift = anchor_elo - ELO_PER_UNIT * strength[reference] if reference is not None else 0.0
+    elo = [ELO_PER_UNIT * value + shift for value in strength]
+
+    def variance(i: int, j: int | None) -> float:
+        """Variance (natural units²) of ``strength[i] - strength[j]`` (``j=None``: of ``i``)."""
+        if j is None:
+            return covariance[i][i]
+        return covariance[i][i] + covariance[j][j] - 2 * covariance[i][j]
+
+    totals = dict.fromkeys(names, Encounter())
+    for (name, _), encounter in crosstable.items():
+        totals[name] += encounter
+    order = sorted(
+        range(len(names)), key=lambda i: (-round(elo[i], 6), -totals[names[i]].score, names[i])
+    )
+    rows = []
+    for rank, i in enumerate(order, start=1):
+        following = order[rank] if rank < len(order) else None
+        rows.append(
+            PlayerRating(
+                rank=rank,
+                name=names[i],
+                elo=elo[i],
+                error=Z95 * ELO_PER_UNIT * math.sqrt(max(variance(i, reference), 0.0)),
+                wins=totals[names[i]].wins,
+                draws=totals[names[i]].draws,
+                losses=totals[names[i]].losses,
+                los_next=(
+                    None
+                    if following is None
+                    else _probability_positive(
+                        strength[i] - strength[following], variance(i, following)
+                    )
+                ),
+            )
+        )
+    return RatingTable(tuple(rows), crosstable, anchor, model.virtual_draws)
+
+
+def _probability_positive(mean: float, variance: float) -> float:
+    """P(X > 0) for X normal with this mean and variance (a point mass when it is 0)."""
+    if variance <= 0:
+        return 1.0 if mean > 0 else 0.0 if mean < 0 else 0.5
+    return 0.5 * (1 + math.erf(mean / math.sqrt(2 * variance)))
+
+
+# --- the maximum-likelihood fit ------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Pair:
+    """Two players that met (``first < second``): their games and ``first``'s points."""
+
+    first: int
+    second: int
+    games: int
+    score: float
+
+
+def _estimate_exists(size: int, pairs: list[_Pair]) -> bool:
+    """Whether the plain maximum-likelihood ratings are finite (Zermelo's condition).
+
+    They are when the graph "scored at least a draw against" reaches every
+    player from every player, i.e. it is strongly connected.
+    """
+    forward: list[list[int]] = [[] for _ in range(size)]
+    backward: list[list[int]] = [[] for _ in range(size)]
+    for pair in pairs:
+        if pair.score > 0:
+            forward[pair.first].append(pair.second)
+            backward[pair.second].append(pair.first)
+        if pair.score < pair.games:
+            forward[pair.second].append(pair.first)
+            backward[pair.first].append(pair.second)
+
+    def reaches_all(edges: list[list[int]]) -> bool:
+        """Whether every player is reachable from player 0 along ``edges``."""
+        seen = {0}
+        stack = [0]
+        while stack:
+            for successor in edges[stack.pop()]:
+                if successor not in seen:
+                    seen.add(successor)
+                    stack.append(successor)
+        return len(seen) == size
+
+    return size <= 1 or (reaches_all(forward) and reaches_all(backward))
+
+
+def _log_sigmoid(x: float) -> float:
+    """``log(1 / (1 + exp(-x)))`` without overflow."""
+    return -(max(-x, 0.0) + math.log1p(math.exp(-abs(x))))
+
+
+def _sigmoid(x: float) -> float:
+    """``1 / (1 + exp(-x))`` without overflow."""
+    if x >= 0:
+        return 1 / (1 + math.exp(-x))
+    z = math.exp(x)
+    return z / (1 + z)
+
+
+@dataclass(frozen=True, slots=True)
+class _Model:
+    """The log-likelihood of strengths (ratings in natural units) given the results.
+
+    With ``virtual_draws`` each player also drew one game against a virtual
+    opponent of strength 0, which is the pool average because the fit keeps
+    strengths summing to 0.
+    """
+
+    size: int
+    pairs: list[_Pair]
+    virtual_draws: bool
+
+    def log_likelihood(self, strength: list[float]) -> float:
+        """The log-likelihood of ``strength``."""
+        total = 0.0
+        for pair in self.pairs:
+            d = strength[pair.first] - strength[pair.second]
+            total += pair.score * _log_sigmoid(d) + (pair.games - pair.score) * _log_sigmoid(-d)
+        if self.virtual_draws:
+            total += sum(0.5 * (_log_sigmoid(s) + _log_sigmoid(-s)) for s in strength)
+        return total
+
+    def gradient_and_information(
+        self, strength: list[float]
+    ) -> tuple[list[float], list[list[float]]]:
+        """The gradient of the log-likelihood and the information (its negative Hessian)."""
+        gradient = [0.0] * self.size
+        information = [[0.0] * self.size for _ in range(self.size)]
+        for pair in self.pairs:
+            i, j = pair.first, pair.second
+            p = _sigmoid(strength[i] - strength[j])
+            gradient[i] += pair.score - pair.games * p
+            gradient[j] -= pair.score - pair.games * p
+            weight = pair.games * p * (1 - p)
+            information[i][i] += weight
+            information[j][j] += weight
+            information[i][j] -= weight
+            information[j][i] -= weight
+        if self.virtual_draws:
+            for i, s in enumerate(strength):
+                p = _sigmoid(s)
+                gradient[i] += 0.5 - p
+                information[i][i] += p * (1 - p)
+        return gradient, information
+
+    def fit(self) -> list[float]:
+        """The strengths of maximum likelihood, summing to 0.
+
+        Newton steps keep the sum at 0 (a bordered system with a Lagrange
+        multiplier), halved until the likelihood does not fall: it is concave,
+        so this converges from all-zero strengths.
+        """
+        n = self.size
+        strength = [0.0] * n
+        current = self.log_likelihood(strength)
+        for _ in range(MAX_NEWTON_STEPS):
+            gradient, information = self.gradient_and_information(strength)
+            bordered = [[*row, 1.0] for row in information] + [[1.0] * n + [0.0]]
+            step = _solve(bordered, [*gradient, 0.0])[:n]
+            length = 1.0
+            while True:
+                trial = [s + length * d for s, d in zip(strength, step, strict=True)]
+                value = self.log_likelihood(trial)
+                if value >= current - 1e-12 * abs(current) or length < 1e-6:
+                    break
+                length /= 2
+            moved = max((abs(length * d) for d in step), default=0.0)
+            strength, current = trial, value
+            if moved < STEP_TOLERANCE:
+                return strength
+        raise ArithmeticError("the rating fit did not converge")
+
+    def covariance(self, strength: list[float]) -> list[list[float]]:
+        """The covariance of strengths that sum to 0: the information's pseudo-inverse.
+
+        The information is taken on the sum-0 plane (projected with
+        ``P = I - J/n``); its pseudo-inverse is ``inv(P·A·P + J/n) - J/n``.
+        """
+        n = self.size
+        _, information = self.gradient_and_information(strength)
+        row_mean = [sum(row) / n for row in information]
+        mean = sum(row_mean) / n
+        shifted = [
+            [information[i][j] - row_mean[i] - row_mean[j] + mean + 1 / n for j in range(n)]
+            for i in range(n)
+        ]
+        inverse = _inverse(shifted)
+        return [[inverse[i][j] - 1 / n for j in range(n)] for i in range(n)]
+
+
+def _solve(matrix: list[list[float]], rhs: list[float]) -> list[float]:
+    """The solution ``x`` of ``matrix · x = rhs`` (Gaussian elimination, partial pivoting)."""
+    return [row[0] for row in _eliminate(matrix, [[value] for value in rhs])]
+
+
+def _inverse(matrix: list[list[float]]) -> list[list[float]]:
+    """The inverse of a non-singular square matrix."""
+    n = len(matrix)
+    return _eliminate(matrix, [[float(i == j) for j in range(n)] for i in range(n)])
+
+
+def _eliminate(matrix: list[list[float]], rhs: list[list[float]]) -> list[list[float]]:
+    """``X`` with ``matrix · X = rhs``, by Gauss–Jordan elimination with partial pivoting."""
+    n = len(matrix)
+    rows = [[*a, *b] for a, b in zip(matrix, rhs, strict=True)]
+    for column in range(n):
+        pivot = max(range(column, n), key=lambda r: abs(rows[r][column]))
+        if rows[pivot][column] == 0:
+            raise ArithmeticError("singular matrix in the rating fit")
+        rows[column], rows[pivot] = rows[pivot], rows[column]
+        lead = rows[column]
+        scale = lead[column]
+        lead[:] = [value / scale for value in lead]
+        for r in range(n):
+            factor = rows[r][column]
+            if r != column and factor != 0:
+                target = rows[r]
+                target[:] = [t - factor * v for t, v in zip(target, lead, strict=True)]
+    return [row[n:] for row in rows]
+
+
+# --- a two-player match ----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class EloDifference:
+    """The Elo difference of a two-player match, from the first player's side.
+
+    ``elo`` is the estimate, ``low``/``high`` the 95% interval (infinite on a
+    side the results cannot bound), ``los`` the likelihood of superiority, and
+    ``virtual_draw`` whether one virtual draw was added (see
+    :func:`elo_difference`).
+    """
+
+    wins: int
+    draws: int
+    losses: int
+    elo: float
+    low: float
+    high: float
+    los: float
+    virtual_draw: bool
+
+    @property
+    def games(self) -> int:
+        """Games played (without the virtual draw)."""
+        return self.wins + self.draws + self.losses
+
+    @property
+    def score(self) -> float:
+        """The first player's points (without the virtual draw)."""
+        return self.wins + self.draws / 2
+
+    @property
+    def margin(self) -> float:
+        """Half the width of the 95% interval, the usual "±" figure."""
+        return (self.high - self.low) / 2
+
+
+def elo_from_score(score: float) -> float:
+    """The Elo difference that expects this score fraction: ``-400·log10(1/score - 1)``.
+
+    Infinite for a score of 0 or 1 and beyond.
+    """
+    if score <= 0:
+        return -math.inf
+    if score >= 1:
+        return math.inf
+    return 400 * math.log10(score / (1 - score))
+
+
+def elo_difference(wins: int, draws: int, losses: int) -> EloDifference:
+    """The Elo difference of a match with these wins, draws and losses of the first player.
+
+    The estimate is ``elo_from_score`` of the score fraction ``p``; the interval
+    maps ``p ± 1.96·σ/√N`` through the same function, with ``σ²`` the per-game
+    variance of the trinomial (win/draw/loss) results. A score of 0% or 100%
+    has no finite estimate, so then (as in :func:`rate`) one virtual draw is
+    added: the estimate is large but finite and the interval open on the far
+    side. With no games the difference is 0 in an unbounded interval; a match
+    of only draws has a zero-width one. LOS is ``Φ((W - L) / √(W + L))``.
+    """
+    if min(wins, draws, losses) < 0:
+        raise RatingError("wins, draws and losses cannot be negative")
+    decisive = wins + losses
+    los = 0.5 if decisive == 0 else 0.5 * (1 + math.erf((wins - losses) / math.sqrt(2 * decisive)))
+    total = wins + draws + losses
+    if total == 0:
+        return EloDifference(0, 0, 0, 0.0, -math.inf, math.inf, 0.5, False)
+    virtual = wins == total or losses == total
+    counted_draws = draws + virtual
+    games = total + virtual
+    p = (wins + counted_draws / 2) / games
+    variance = (wins * (1 - p) ** 2 + counted_draws * (0.5 - p) ** 2 + losses * p**2) / games
+    half_width = Z95 * math.sqrt(variance / games)
+    return EloDifference(
+        wins=wins,
+        draws=draws,
+        losses=losses,
+        elo=elo_from_score(p),
+        low=elo_from_score(p - half_width),
+        high=elo_from_score(p + half_width),
+        los=los,
+        virtual_draw=virtual,
+    )

@@ -1,0 +1,188 @@
+"""A rating table for people (rich tables) and for programs (JSON, CSV).
+
+Numbers are rounded for reading: Elo and errors to 0.1 in JSON and CSV and to
+whole points on screen, percentages to 0.1 and LOS to four decimals (shown as a
+percentage on screen).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from typing import Any
+
+from rich.table import Table
+
+from tournaments.ratings import EloDifference, PlayerRating, RatingTable
+
+COLUMNS = (
+    "rank",
+    "name",
+    "elo",
+    "error",
+    "games",
+    "wins",
+    "draws",
+    "losses",
+    "score",
+    "score_percent",
+    "los_next",
+)
+"""The fields of one player in JSON and the columns of the CSV, in order."""
+
+
+def format_points(points: float) -> str:
+    """Points the chess way: ``"7½"``, ``"½"``, ``"3"``."""
+    whole = math.floor(points)
+    half = "½" if points - whole else ""
+    return f"{whole}{half}" if whole or not half else half
+
+
+def _notes(table: RatingTable) -> str | None:
+    """What a reader must know about how the ratings were fixed, or ``None``."""
+    notes = []
+    if table.anchor is not None:
+        notes.append(f"anchored: {table.anchor} = {table.player(table.anchor).elo:.0f}")
+    if table.virtual_draws:
+        notes.append(
+            "a perfect or zero score (or players who never met): each player has one"
+            " virtual draw against the pool average"
+        )
+    return "; ".join(notes) or None
+
+
+def rating_table(table: RatingTable, *, title: str | None = None) -> Table:
+    """The rating table as a rich :class:`~rich.table.Table`, best player first.
+
+    Columns: rank, name, Elo (signed unless anchored), 95% error, games, wins,
+    draws, losses, points, score percentage and the likelihood of superiority
+    over the next player.
+    """
+    view = Table(title=title, caption=_notes(table))
+    view.add_column("#", justify="right")
+    view.add_column("Player")
+    for heading in ("Elo", "±", "Games", "W", "D", "L", "Score", "%", "LOS"):
+        view.add_column(heading, justify="right")
+    sign = "" if table.anchor is not None else "+"
+    for row in table.players:
+        view.add_row(
+            str(row.rank),
+            row.name,
+            f"{row.elo:{sign}.0f}",
+            f"{row.error:.0f}",
+            str(row.games),
+            str(row.wins),
+            str(row.draws),
+            str(row.losses),
+            format_points(row.score),
+            f"{row.score_percent:.1f}",
+            "" if row.los_next is None else f"{100 * row.los_next:.1f}%",
+        )
+    return view
+
+
+def crosstable(table: RatingTable, *, title: str | None = None) -> Table:
+    """Who scored what against whom: a rich table with one row and column per player.
+
+    Rows and columns follow the rating table (columns are headed by rank); a
+    cell holds the row player's points out of the games against that opponent,
+    and is blank when they never met.
+    """
+    view = Table(title=title)
+    view.add_column("#", justify="right")
+    view.add_column("Player")
+    for row in table.players:
+        view.add_column(str(row.rank), justify="center")
+    view.add_column("Score", justify="right")
+    for row in table.players:
+        cells = []
+        for opponent in table.players:
+            encounter = table.encounter(row.name, opponent.name)
+            if opponent.name == row.name:
+                cells.append("·")
+            elif encounter.games:
+                cells.append(f"{format_points(encounter.score)}/{encounter.games}")
+            else:
+                cells.append("")
+        view.add_row(str(row.rank), row.name, *cells, f"{format_points(row.score)}/{row.games}")
+    return view
+
+
+def _player_fields(row: PlayerRating) -> dict[str, Any]:
+    """One player's :data:`COLUMNS` as rounded values."""
+    return {
+        "rank": row.rank,
+        "name": row.name,
+        "elo": round(row.elo, 1),
+        "error": round(row.error, 1),
+        "games": row.games,
+        "wins": row.wins,
+        "draws": row.draws,
+        "losses": row.losses,
+        "score": row.score,
+        "score_percent": round(row.score_percent, 1),
+        "los_next": None if row.los_next is None else round(row.los_next, 4),
+    }
+
+
+def to_json(table: RatingTable) -> str:
+    """The table as JSON: players best first, how the scale was fixed, and the crosstable.
+
+    ``{"players": [{"rank", "name", "elo", "error", "games", "wins", "draws",
+    "losses", "score", "score_percent", "los_next"}, …], "anchor": name or null,
+    "virtual_draws": bool, "crosstable": {player: {opponent: {"games", "wins",
+    "draws", "losses", "score"}}}}`` — ``score`` in points, ``error`` the 95%
+    half-width, ``los_next`` null for the last player.
+    """
+    document = {
+        "players": [_player_fields(row) for row in table.players],
+        "anchor": table.anchor,
+        "virtual_draws": table.virtual_draws,
+        "crosstable": {
+            row.name: {
+                opponent.name: {
+                    "games": encounter.games,
+                    "wins": encounter.wins,
+                    "draws": encounter.draws,
+                    "losses": encounter.losses,
+                    "score": encounter.score,
+                }
+                for opponent in table.players
+                if (encounter := table.encounter(row.name, opponent.name)).games
+            }
+            for row in table.players
+        },
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False)
+
+
+def to_csv(table: RatingTable) -> str:
+    """The players as CSV with a header row of :data:`COLUMNS` (``los_next`` empty for the last)."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in table.players:
+        fields = _player_fields(row)
+        writer.writerow({**fields, "los_next": "" if row.los_next is None else fields["los_next"]})
+    return out.getvalue()
+
+
+def describe_elo_difference(difference: EloDifference) -> str:
+    """A two-player match's Elo difference in one line, for the match command.
+
+    For example ``+147.2 [-58.9, +715.8] (95%), LOS 89.7%, 7-0-3 in 10 games``;
+    an unbounded side of the interval shows as ``∞``.
+    """
+
+    def elo(value: float) -> str:
+        """One Elo figure with its sign."""
+        return f"{'+' if value >= 0 else '-'}∞" if math.isinf(value) else f"{value:+.1f}"
+
+    return (
+        f"{elo(difference.elo)} [{elo(difference.low)}, {elo(difference.high)}] (95%),"
+        f" LOS {100 * difference.los:.1f}%,"
+        f" {difference.wins}-{difference.draws}-{difference.losses}"
+        f" in {difference.games} games"
+    )
