@@ -137,14 +137,14 @@ class Bot(abc.ABC):
         self.rng = random.Random(seed)
         self._log_sink: Callable[[str], None] | None = None
 
-    def new_game(self, info: GameInfo) -> None:
+    def new_game(self, info: GameInfo) -> None:  # noqa: B027 - an optional hook
         """Called when a game starts, before the bot answers ``ready``."""
 
     @abc.abstractmethod
     def choose(self, position: Position, clock: Clock) -> Turn:
         """The turn to play in ``position`` (the bot is to move) with ``clock`` left."""
 
-    def game_over(self, result: GameResult) -> None:
+    def game_over(self, result: GameResult) -> None:  # noqa: B027 - an optional hook
         """Called when a game ends (the bot may play another one after it)."""
 
     def log(self, text: str) -> None:
@@ -203,7 +203,8 @@ class _Session:
                 GameResult(message.result, message.scores, message.termination, message.reason)
             )
         elif isinstance(message, ErrorMessage):
-            print(f"{self.bot.name}: referee says {message.code}: {message.message}", file=sys.stderr)
+            complaint = f"{message.code}: {message.message}"
+            print(f"{self.bot.name}: referee says {complaint}", file=sys.stderr)
         elif isinstance(message, Quit):
             return False
         return True

@@ -16,11 +16,16 @@ from pathlib import Path
 from typing import Any
 
 import click
+import trio
 
 from referee import __version__
+from referee.clock import TimeControl
 from referee.errors import RecordError, RefereeError
 from referee.games.ivy.position import Position
+from referee.match import GameResult, MatchConfig, MatchScore, run_match
 from referee.pgn import read_game, read_pgn_file
+from referee.play import play_against
+from referee.process import BotCommand
 from referee.render import render
 from referee.replay import GameCheck, check_games
 from referee.replay import replay as replay_record
@@ -63,8 +68,7 @@ def replay(ctx: click.Context, pgn_file: Path, final_position: bool) -> None:
     Prints one line per game: its number, White vs Black, the recorded result,
     the number of turns, and 'valid' or 'INVALID: reason'. Reasons for invalid
     games also go to stderr. A broken game does not stop the others being
-    checked. Exits 0 when every game is valid, 1 otherwise (with
-    --final-position too).
+    checked. Exits 0 when every game is valid, 1 otherwise, in both modes.
     """
     checks = list(check_games(read_pgn_file(pgn_file)))
     if not checks:
@@ -103,11 +107,13 @@ def _final_position_line(check: GameCheck) -> str:
     "--game",
     "game_number",
     type=click.IntRange(min=1),
+    metavar="K",
     help="Which game of the PGN file to show (default: the first).",
 )
 @click.option(
     "--turn",
     type=click.IntRange(min=1),
+    metavar="N",
     help="Show the position before turn N is played, N being the position's TURN "
     "number (1 is Green's first turn); the last turn's number plus one shows the "
     "position after it. Default: the position after the last legal turn.",
@@ -118,7 +124,7 @@ def _final_position_line(check: GameCheck) -> str:
     help="Colour the board (default: when stdout is a terminal).",
 )
 def show(source: str, game_number: int | None, turn: int | None, color: bool | None) -> None:
-    """Draw an Ivy position: a §6 position string, or a game of a PGN file.
+    """Draw an Ivy position given as a §6 string or as a game of a PGN file.
 
     POSITION_OR_PGN is a PGN file when such a file exists, else a position
     when it contains a space (a §6 string always does), else a missing file.
@@ -135,3 +141,180 @@ def show(source: str, game_number: int | None, turn: int | None, color: bool | N
             click.echo(f"Warning: {played.broken.reason}; showing the position before it", err=True)
         position = Position.from_string(played.notation_before(turn))
     click.echo(render(position, color), nl=False, color=color)
+
+
+# --- matches ---------------------------------------------------------------------
+
+
+def _time_control(tc: str, startup: float, margin: float) -> TimeControl:
+    return TimeControl.parse(tc, startup=startup, margin=margin)
+
+
+def match_options(command: Any) -> Any:
+    """The options every command that runs bots shares."""
+    options = [
+        click.option("--game", default="ivy", show_default=True, help="The game to play."),
+        click.option(
+            "--tc",
+            default="10+0.1",
+            show_default=True,
+            help="Time control: BASE+INC seconds (Fischer), BASE, or SECS/turn.",
+        ),
+        click.option(
+            "--startup",
+            type=click.FloatRange(min=0),
+            default=10.0,
+            show_default=True,
+            help="Seconds a bot may take to answer new_game (start-up allowance).",
+        ),
+        click.option(
+            "--margin",
+            type=click.FloatRange(min=0),
+            default=0.1,
+            show_default=True,
+            help="Extra seconds tolerated past a bot's clock before it loses on time.",
+        ),
+        click.option(
+            "--turn-limit",
+            type=click.IntRange(min=1),
+            default=200,
+            show_default=True,
+            help="Ivy: the game is drawn once this many turns are played.",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+@main.command()
+@click.argument("bot_a", metavar="BOT_A")
+@click.argument("bot_b", metavar="BOT_B")
+@match_options
+@click.option("--games", type=click.IntRange(min=1), default=2, show_default=True)
+@click.option(
+    "--pgn",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("match.pgn"),
+    show_default=True,
+    help="Each finished game is appended here as it ends.",
+)
+@click.option(
+    "--log-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("match-logs"),
+    show_default=True,
+    help="Bots' stderr (bounded) and their log messages, per game.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for games of chance.")
+@click.option("--event", default="Match", show_default=True, help="The PGN Event tag.")
+def match(
+    bot_a: str,
+    bot_b: str,
+    game: str,
+    tc: str,
+    startup: float,
+    margin: float,
+    turn_limit: int,
+    games: int,
+    pgn: Path,
+    log_dir: Path,
+    seed: int,
+    event: str,
+) -> None:
+    """Play GAMES games between two bots, colours alternating.
+
+    Each BOT is a command line, e.g. "python -m bots.random", or a keyed form
+    "name=alice cmd='python -m bots.random --seed 3' dir=DIR env=KEY=VALUE".
+    Prints a line per game and a final score with the Elo difference.
+    """
+    commands = [BotCommand.parse(bot_a), BotCommand.parse(bot_b)]
+    config = MatchConfig(
+        game=game,
+        control=_time_control(tc, startup, margin),
+        options={"turn_limit": turn_limit},
+        log_dir=log_dir,
+        event=event,
+    )
+
+    def report(number: int, result: GameResult, score: MatchScore) -> None:
+        white, black = result.players
+        click.echo(
+            f"game {number}: {white} vs {black}  {result.result}  "
+            f"({result.ending.reason}; {result.record.tags['PlyCount']} turns)"
+        )
+
+    pgn.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        score = trio.run(
+            lambda: run_match(commands, config, games=games, pgn=pgn, seed=seed, on_game=report)
+        )
+    except KeyboardInterrupt:
+        click.echo(f"Interrupted: finished games are in {pgn}", err=True)
+        sys.exit(130)
+    click.echo(_score_line(score))
+    click.echo(f"Games: {pgn}  Logs: {log_dir}")
+
+
+def _score_line(score: MatchScore) -> str:
+    """``Score of a vs b: 7 - 2 - 1 [0.750] 10, Elo difference: +190.8 [...]``."""
+    from tournaments.ratings import elo_difference
+    from tournaments.report import describe_elo_difference
+
+    a, b = score.names
+    line = f"Score of {a} vs {b}: {score.wins} - {score.losses} - {score.draws}"
+    if score.games:
+        difference = elo_difference(score.wins, score.draws, score.losses)
+        line += f" [{score.points / score.games:.3f}] {score.games}"
+        line += f", Elo difference: {describe_elo_difference(difference)}"
+    return line
+
+
+@main.command()
+@click.argument("bot", metavar="BOT")
+@click.option(
+    "--as",
+    "side",
+    type=click.Choice(["green", "purple"]),
+    default="green",
+    show_default=True,
+    help="The side you play (Green moves first).",
+)
+@match_options
+@click.option(
+    "--pgn",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Append the finished game to this file.",
+)
+@click.option("--color/--no-color", default=None, help="Colour the board (default: on a terminal).")
+def play(
+    bot: str,
+    side: str,
+    game: str,
+    tc: str,
+    startup: float,
+    margin: float,
+    turn_limit: int,
+    pgn: Path | None,
+    color: bool | None,
+) -> None:
+    """Play a bot yourself in the terminal, typing turn tokens (c2+Lc2, xg3, --)."""
+    config = MatchConfig(
+        game=game,
+        control=_time_control(tc, startup, margin),
+        options={"turn_limit": turn_limit},
+    )
+    try:
+        trio.run(
+            lambda: play_against(
+                BotCommand.parse(bot),
+                human_seat=0 if side == "green" else 1,
+                config=config,
+                color=sys.stdout.isatty() if color is None else color,
+                say=click.echo,
+                pgn=pgn,
+            )
+        )
+    except KeyboardInterrupt:
+        sys.exit(130)

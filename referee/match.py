@@ -15,6 +15,7 @@ This module only moves messages and keeps time: the judgement is the sans-I/O
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -102,10 +103,8 @@ class _Link:
     async def goodbye(self, message: RefereeMessage) -> None:
         """Send ``message`` if the bot still listens; never waits long, never raises."""
         with trio.move_on_after(GOODBYE_TIMEOUT):
-            try:
+            with contextlib.suppress(BotFault, RefereeError, RuntimeError):
                 await self.send(message)
-            except (BotFault, RefereeError, RuntimeError):
-                pass
 
     async def ask(self, message: RefereeMessage, budget: float) -> tuple[Ready | TurnReply, float]:
         """Send a request, wait at most ``budget`` seconds for the reply; → (reply, seconds).
@@ -152,7 +151,7 @@ class _Link:
         tail = [line for line in self.process.stderr_tail(3) if line.strip()]
         if tail:
             detail += "; stderr ends: " + " | ".join(tail)
-        return BotCrashed(detail.replace("}", ")"))
+        return BotCrashed(detail)
 
 
 class BotPlayer:

@@ -11,7 +11,9 @@ odd turn numbers (Ivy: Green), so that PGN move numbers line up.
   durably (one write, then fsync).
 - :func:`read_games` reads any number of games from text. It never stops at a
   broken game: it yields a :class:`PgnError` for it and carries on with the next.
-- :class:`ClockAnnotation` writes and reads ``{[%clk 0:00:39.5] [%emt 0.21]}``.
+  :func:`read_pgn_file` and :func:`read_game` do the same for a file.
+- :class:`ClockAnnotation` writes and reads ``{[%clk 0:00:39.5] [%emt 0.21]}``;
+  :func:`clean_comment` makes free text (a bot's error message) fit a comment.
 """
 
 from __future__ import annotations
@@ -125,6 +127,16 @@ class GameRecord:
                 f"Position tag {self.tags['Position']!r} does not end with a turn number"
             )
         return int(fields[-1])
+
+
+def clean_comment(text: str) -> str:
+    """``text`` made fit for a comment, as the reader will give it back.
+
+    A ``}`` (which would end the comment) becomes ``)`` and whitespace runs,
+    line breaks included, become single spaces. For free text such as a bot's
+    error message.
+    """
+    return " ".join(text.replace("}", ")").split())
 
 
 def _check_comment(comment: str | None) -> None:
@@ -323,7 +335,8 @@ def read_game(path: str | os.PathLike[str], number: int = 1) -> GameRecord:
     """
     games = read_pgn_file(path)
     if not 1 <= number <= len(games):
-        raise RecordError(f"{os.fspath(path)} holds {len(games)} games, not game {number}")
+        held = f"{len(games)} game{'' if len(games) == 1 else 's'}"
+        raise RecordError(f"{os.fspath(path)} holds {held}, not game {number}")
     game = games[number - 1]
     if isinstance(game, PgnError):
         raise game
@@ -366,6 +379,8 @@ class _Reader:
 
     def __init__(self, text: str) -> None:
         self.lines = _LINE_BREAK.split(text)
+        if self.lines[-1] == "":
+            self.lines.pop()  # the text's final line break ends a line, it starts none
         self.row = 0
         self.col = 0
 

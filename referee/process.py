@@ -17,11 +17,13 @@ memory for error messages.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import re
 import shlex
 import signal
 import subprocess
+import sys
 from collections import deque
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -327,8 +329,8 @@ class BotProcess:
         self._signal_group(signal.SIGTERM)
         with trio.move_on_after(grace):
             await self._process.wait()
-        # The group id stays reserved while any member lives, even after the
-        # leader is reaped, so this cannot hit an unrelated process.
+        # Even once the leader is reaped, its pid stays reserved as the group id
+        # while any member lives; with none left, killpg finds no group.
         self._signal_group(signal.SIGKILL)
         await self._process.wait()
         with trio.move_on_after(_STDERR_LINGER):
@@ -359,6 +361,16 @@ class BotProcess:
             await stream.aclose()
 
 
+def _die_with_referee() -> None:
+    """In the child before exec (Linux): be killed when the referee dies, even by
+    ``kill -9``, so that no bot outlives a crashed referee."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
 async def _spawn(command: BotCommand) -> trio.Process:
     """Start ``command`` in a session of its own, with all three streams piped."""
     env = {**os.environ, **command.env} if command.env else None
@@ -371,6 +383,7 @@ async def _spawn(command: BotCommand) -> trio.Process:
             cwd=command.cwd,
             env=env,
             start_new_session=True,
+            preexec_fn=_die_with_referee if sys.platform == "linux" else None,
         )
     except OSError as exc:
         reason = exc.strerror or str(exc)

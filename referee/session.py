@@ -39,7 +39,7 @@ from protocol.messages import (
 from referee.clock import Clock, TimeControl
 from referee.errors import BotFault, BotIllegalTurn, BotTimeout, IllegalDecision
 from referee.games.base import Game, GameSettings, Outcome
-from referee.pgn import ClockAnnotation, GameRecord, RecordedTurn
+from referee.pgn import ClockAnnotation, GameRecord, RecordedTurn, clean_comment
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,12 +295,9 @@ class GameSession:
         """The game as a PGN record (``*`` while it goes on)."""
         ending = self.ending
         result = ending.result if ending else "*"
+        # GameRecord puts the seven-tag roster first and fills what is missing.
         tags: dict[str, str] = {
-            "Event": "?",
-            "Site": "?",
-            "Date": "????.??.??",
-            "Round": "?",
-            **{k: v for k, v in self._extra_tags.items() if k in ("Event", "Site", "Date", "Round")},
+            **self._extra_tags,
             "White": self.players[0],
             "Black": self.players[1] if len(self.players) > 1 else "?",
             "Result": result,
@@ -315,7 +312,6 @@ class GameSession:
         if self.settings.start is not None:
             tags["SetUp"] = "1"
             tags["Position"] = self._start_notation
-        tags.update((k, v) for k, v in self._extra_tags.items() if k not in tags)
         turns = [
             RecordedTurn(
                 p.notation,
@@ -325,9 +321,10 @@ class GameSession:
         ]
         comment = None
         if ending is not None:
+            reason = clean_comment(ending.reason)
             if turns:
                 last = turns[-1]
-                turns[-1] = RecordedTurn(last.token, f"{last.comment} {ending.reason}")
+                turns[-1] = RecordedTurn(last.token, f"{last.comment} {reason}")
             else:
-                comment = ending.reason
+                comment = reason
         return GameRecord(tags=tags, turns=turns, result=result, comment=comment)

@@ -54,9 +54,7 @@ def config(tmp_path: Path, tc: str = "0.6+0") -> MatchConfig:
     )
 
 
-async def play_one(
-    tmp_path: Path, bad: BotCommand, *, tc: str = "0.6+0"
-) -> tuple[object, float]:
+async def play_one(tmp_path: Path, bad: BotCommand, *, tc: str = "0.6+0") -> tuple[object, float]:
     (tmp_path / "logs").mkdir(exist_ok=True)
     started = trio.current_time()
     async with trio.open_nursery() as nursery:

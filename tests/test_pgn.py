@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import string
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from referee.errors import RecordError
 from referee.pgn import (
@@ -13,6 +16,7 @@ from referee.pgn import (
     PgnError,
     RecordedTurn,
     append_game,
+    clean_comment,
     format_game,
     read_games,
     read_pgn_file,
@@ -75,6 +79,15 @@ def test_tags_put_the_roster_first_and_fill_unknown_values() -> None:
 def test_records_refuse_what_pgn_cannot_hold(make, message: str) -> None:
     with pytest.raises(RecordError, match=message):
         make()
+
+
+def test_clean_comment_makes_free_text_fit_and_round_trip() -> None:
+    message = 'bad line {"type": "turn",\n  "id": 7}'
+    cleaned = clean_comment(message)
+    assert cleaned == 'bad line {"type": "turn", "id": 7)'
+    record = GameRecord(turns=[RecordedTurn("c2", cleaned)])
+    [read] = only_records(format_game(record))
+    assert read.turns[0].comment == cleaned
 
 
 def test_first_turn_comes_from_a_setup_position() -> None:
@@ -180,6 +193,42 @@ def sample_records() -> list[GameRecord]:
 
 def test_round_trip_of_many_games_per_file() -> None:
     records = sample_records()
+    text = "".join(format_game(record) for record in records)
+    assert only_records(text) == records
+
+
+_TAG_VALUES = st.text(
+    st.characters(exclude_characters="\r\n", exclude_categories=["Cs"]), max_size=30
+)
+_COMMENTS = st.text(
+    st.characters(exclude_characters="}", exclude_categories=["Cs"]), max_size=60
+).map(lambda text: " ".join(text.split()))
+_TAG_NAMES = st.text(string.ascii_letters + string.digits + "_", min_size=1, max_size=12).filter(
+    lambda name: name not in ("Result", "SetUp", "Position")
+)
+_TOKENS = st.just("--") | st.builds(
+    str.__add__,
+    st.sampled_from(string.ascii_letters),
+    st.text(string.ascii_letters + string.digits + "_+#=:-", max_size=15),
+)
+_RECORDS = st.builds(
+    GameRecord,
+    tags=st.dictionaries(_TAG_NAMES, _TAG_VALUES, max_size=8),
+    turns=st.lists(
+        st.builds(
+            RecordedTurn,
+            token=_TOKENS,
+            comment=st.none() | _COMMENTS,
+        ),
+        max_size=20,
+    ),
+    result=st.sampled_from(["1-0", "0-1", "1/2-1/2", "*"]),
+    comment=st.none() | _COMMENTS,
+)
+
+
+@given(st.lists(_RECORDS, min_size=1, max_size=3))
+def test_any_records_round_trip(records: list[GameRecord]) -> None:
     text = "".join(format_game(record) for record in records)
     assert only_records(text) == records
 

@@ -179,7 +179,10 @@ def test_fault_in_the_handshake_is_recorded_without_turns():
 
 
 def test_game_from_a_set_up_position_records_it():
-    start = "./.../...../.#...#./........./........./..#...#../........./........./....#..../....#..../..g...p.. p 4 2 2"
+    start = (
+        "./.../...../.#...#./........./........./..#...#../........./"
+        "........./....#..../....#..../..g...p.. p 4 2 2"
+    )
     session = make_session(start=start)
     assert session.deciding == 1
     message = session.new_game(1, 1)
@@ -192,3 +195,11 @@ def test_a_seat_not_asked_cannot_submit():
     session = make_session()
     with pytest.raises(RuntimeError):
         session.submit(1, reply(1, []), 0.1)
+
+
+def test_a_reason_quoting_braces_still_makes_a_valid_record():
+    session = make_session()
+    session.next_request(1)
+    session.fault(0, BotCrashed('exited; stderr ends: {"oops": 1}'))
+    record = session.record()
+    assert "(exit" not in record.comment and '"oops": 1)' in record.comment

@@ -22,7 +22,6 @@ import hashlib
 import json
 import os
 import sqlite3
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -96,14 +95,13 @@ def _canonical(config_json: str) -> str:
 class ResultStore:
     """An open results database. Use :meth:`open`, and :meth:`close` (or ``with``) when done.
 
-    One store may be used from several threads, one call at a time (a lock
-    serialises them), so a trio runner can hand calls to a worker thread.
+    Calls are synchronous and short (one transaction each); the trio runner
+    makes them directly, shielded from cancellation.
     """
 
     def __init__(self, connection: sqlite3.Connection, path: Path) -> None:
         """Wrap an open, migrated connection; see :meth:`open`."""
         self._connection = connection
-        self._lock = threading.Lock()
         self.path = path
 
     @classmethod
@@ -112,7 +110,7 @@ class ResultStore:
         path = Path(path)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            connection = sqlite3.connect(path, isolation_level=None)
         except (OSError, sqlite3.Error) as error:
             raise StoreError(f"cannot open results database {path}: {error}") from None
         try:
@@ -130,8 +128,7 @@ class ResultStore:
 
     def close(self) -> None:
         """Close the database (further calls fail)."""
-        with self._lock:
-            self._connection.close()
+        self._connection.close()
 
     def __enter__(self) -> ResultStore:
         """The store itself, closed again when the ``with`` block ends."""
@@ -144,14 +141,13 @@ class ResultStore:
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction, committed when the block ends and rolled back on error."""
-        with self._lock:
-            self._connection.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._connection
-            except BaseException:
-                self._connection.execute("ROLLBACK")
-                raise
-            self._connection.execute("COMMIT")
+        self._connection.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._connection
+        except BaseException:
+            self._connection.execute("ROLLBACK")
+            raise
+        self._connection.execute("COMMIT")
 
     # --- settings ---------------------------------------------------------------
 
@@ -180,8 +176,7 @@ class ResultStore:
 
     def saved_config(self) -> str | None:
         """The settings saved by :meth:`check_or_save_config`, as given, or ``None``."""
-        with self._lock:
-            row = self._connection.execute("SELECT json FROM config WHERE id = 1").fetchone()
+        row = self._connection.execute("SELECT json FROM config WHERE id = 1").fetchone()
         return None if row is None else row[0]
 
     # --- games ------------------------------------------------------------------
@@ -230,24 +225,21 @@ class ResultStore:
 
     def done_indices(self) -> set[int]:
         """The pairing indices of the games already recorded."""
-        with self._lock:
-            return {row[0] for row in self._connection.execute("SELECT pairing FROM games")}
+        return {row[0] for row in self._connection.execute("SELECT pairing FROM games")}
 
     def games(self) -> list[GameRecord]:
         """Every recorded game, in pairing-index order."""
-        with self._lock:
-            rows = self._connection.execute(
-                "SELECT pairing, white, black, result, termination, reason, plies, pgn,"
-                " finished_at FROM games ORDER BY pairing"
-            ).fetchall()
+        rows = self._connection.execute(
+            "SELECT pairing, white, black, result, termination, reason, plies, pgn,"
+            " finished_at FROM games ORDER BY pairing"
+        ).fetchall()
         return [GameRecord(*row) for row in rows]
 
     def results(self) -> list[tuple[str, str, float]]:
         """``(white, black, white_score)`` of every game in index order, ready for rating."""
-        with self._lock:
-            rows = self._connection.execute(
-                "SELECT white, black, result FROM games ORDER BY pairing"
-            ).fetchall()
+        rows = self._connection.execute(
+            "SELECT white, black, result FROM games ORDER BY pairing"
+        ).fetchall()
         return [(white, black, RESULTS[result]) for white, black, result in rows]
 
     # --- the PGN file -------------------------------------------------------------
@@ -262,7 +254,7 @@ class ResultStore:
         target = Path(path)
         partial = target.with_name(target.name + ".partial")
         count = 0
-        with self._lock, open(partial, "w", encoding="utf-8", newline="\n") as out:
+        with open(partial, "w", encoding="utf-8", newline="\n") as out:
             for (pgn,) in self._connection.execute("SELECT pgn FROM games ORDER BY pairing"):
                 out.write(_pgn_block(pgn))
                 count += 1

@@ -87,7 +87,7 @@ class Game(Protocol[State, Decision]):
         ...
 
     def apply(self, state: State, seat: int, decision: Decision) -> State:
-        """The state after ``seat`` makes ``decision``; raises ``IllegalDecision`` naming the rule."""
+        """The state after ``seat``'s ``decision``; raises ``IllegalDecision`` naming the rule."""
         ...
 
     def turn_number(self, state: State) -> int:

@@ -104,8 +104,10 @@ def ignore_sigterm() -> None:
 
     signal.signal(signal.SIGTERM, on_sigterm)
     play("ignore_sigterm", ignore)
+    # Short naps: a signal landing just before a long sleep starts would wait
+    # for the sleep to end before its handler runs.
     while True:
-        time.sleep(SLEEP_SECONDS)
+        time.sleep(0.05)
 
 
 def flood_stderr() -> None:

@@ -23,6 +23,7 @@ from referee.games.ivy.board import (
     iter_cells,
     parse_cell,
     row_of,
+    spread,
 )
 from referee.games.ivy.game import IvyGame, IvyState
 from referee.games.ivy.position import Position, TurnBuilder
@@ -52,4 +53,5 @@ __all__ = [
     "iter_cells",
     "parse_cell",
     "row_of",
+    "spread",
 ]

@@ -119,6 +119,54 @@ def _neighbour_mask(cell: Cell) -> int:
 NEIGHBOURS: tuple[int, ...] = tuple(_neighbour_mask(cell) for cell in range(CELL_COUNT))
 """For every cell, the mask of its neighbours (edges only; the tunnel a5–i5 included)."""
 
+
+def _row_edges(first: bool) -> int:
+    """The mask of the first (or last) cell of every row."""
+    return mask_of(
+        [_CELL_BY_PLACE[(span[0] if first else span[1], row)] for row, span in ROW_SPANS.items()]
+    )
+
+
+_NOT_FIRST_IN_ROW = ALL_CELLS & ~_row_edges(first=True)
+_NOT_LAST_IN_ROW = ALL_CELLS & ~_row_edges(first=False)
+_A5, _I5 = TUNNEL
+_ROWS_1_TO_7 = (1 << _CELL_BY_NAME["a8"]) - 1
+_ROWS_2_TO_8 = ((1 << _CELL_BY_NAME["b9"]) - 1) & ~((1 << _CELL_BY_NAME["a2"]) - 1)
+_B8_TO_H8 = mask_of(range(_CELL_BY_NAME["b8"], _CELL_BY_NAME["h8"] + 1))
+_C9_TO_G9 = mask_of(range(_CELL_BY_NAME["c9"], _CELL_BY_NAME["g9"] + 1))
+_D10_TO_F10 = mask_of(range(_CELL_BY_NAME["d10"], _CELL_BY_NAME["f10"] + 1))
+_B9_TO_H9 = _B8_TO_H8 << 8
+_C10_TO_G10 = _C9_TO_G9 << 6
+_D11_TO_F11 = _D10_TO_F10 << 4
+_E11 = 1 << _CELL_BY_NAME["e11"]
+_E12 = 1 << _CELL_BY_NAME["e12"]
+
+
+def spread(mask: int) -> int:
+    """Every cell that neighbours a cell of ``mask``: the union of their ``NEIGHBOURS``.
+
+    Whole-mask shifts do it in a fixed number of steps however many cells ``mask``
+    holds: along a row one bit over, between rows 1–8 nine bits, and across the
+    narrowing rows of the roof 8, 6, 4 and 2 bits (see the cell numbering above).
+    """
+    return (
+        (mask & _NOT_LAST_IN_ROW) << 1
+        | (mask & _NOT_FIRST_IN_ROW) >> 1
+        | (mask & _ROWS_1_TO_7) << 9
+        | (mask & _ROWS_2_TO_8) >> 9
+        | (mask & _B8_TO_H8) << 8
+        | (mask & _B9_TO_H9) >> 8
+        | (mask & _C9_TO_G9) << 6
+        | (mask & _C10_TO_G10) >> 6
+        | (mask & _D10_TO_F10) << 4
+        | (mask & _D11_TO_F11) >> 4
+        | (mask & _E11) << 2
+        | (mask & _E12) >> 2
+        | (mask >> _A5 & 1) << _I5
+        | (mask >> _I5 & 1) << _A5
+    )
+
+
 GLASS: int = mask_of([_CELL_BY_NAME[name] for name in ("c6", "c9", "g6", "g9", "e2", "e3")])
 """The glass cells: nothing is ever on them and they never block sunlight."""
 

@@ -8,9 +8,11 @@ time (what bots and searches use).
 
 This module is the inner loop of every bot and tournament, so the board is a handful
 of ``int`` bitmasks over the 88 cells (see :mod:`referee.games.ivy.board`): the
-cells of each ivy, the withering cells, the leaves and the deadwood. Every owned cell
-is alive (spec §2's invariant), so "P's living cells" is simply P's mask, and the
-mask of a withering branch comes from a flood fill restricted to withering cells.
+cells of each ivy, the withering cells, the leaves and the deadwood, plus the cells
+in the shade, kept up to date as cells fill and empty. Every owned cell is alive
+(spec §2's invariant), so "P's living cells" is simply P's mask; a flood fill
+(mask expansion restricted to a set of cells) finds withering branches and what a
+choke cuts off.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from typing import NoReturn
 
 from referee.errors import IllegalDecision, PositionError
 from referee.games.ivy.board import (
-    ABOVE,
     ALL_CELLS,
     BELOW,
     CELL_NAMES,
@@ -38,6 +39,7 @@ from referee.games.ivy.board import (
     Player,
     iter_cells,
     mask_of,
+    spread,
 )
 from referee.games.ivy.turns import Action, Choke, Creep, Leaf, Turn
 
@@ -57,26 +59,31 @@ _PLAYERS: tuple[Player, Player] = (Player.GREEN, Player.PURPLE)
 _TITLES: tuple[str, str] = (Player.GREEN.title, Player.PURPLE.title)
 
 _NB = NEIGHBOURS  # short local names for the hot paths below
-_ABOVE = ABOVE
 _BELOW = BELOW
-_COLUMN_OF = COLUMN_OF
-_COLUMN_MASKS = COLUMN_MASKS
-_EVERY_COLUMN = (1 << len(COLUMN_MASKS)) - 1
+_COLUMN_MASK_OF: tuple[int, ...] = tuple(COLUMN_MASKS[column] for column in COLUMN_OF)
+_ROW_CELLS: dict[int, tuple[Cell, ...]] = {
+    row: tuple(c for c in range(len(ROW_OF)) if ROW_OF[c] == row) for row in ROW_SPANS
+}
 
 # --- mask algorithms -------------------------------------------------------------
 
 
+def _layer(cells: int) -> int:
+    """The union of the neighbours of ``cells``, cell by cell (cheapest for a few cells)."""
+    nb = _NB
+    grown = 0
+    while cells:
+        low = cells & -cells
+        grown |= nb[low.bit_length() - 1]
+        cells ^= low
+    return grown
+
+
 def _flood(seed: int, allowed: int) -> int:
     """The cells of ``allowed`` linked to ``seed`` (a subset of it), neighbour to neighbour."""
-    nb = _NB
     reach = frontier = seed
     while frontier:
-        grown = 0
-        while frontier:
-            low = frontier & -frontier
-            grown |= nb[low.bit_length() - 1]
-            frontier ^= low
-        frontier = grown & allowed & ~reach
+        frontier = _layer(frontier) & allowed & ~reach
         reach |= frontier
     return reach
 
@@ -92,10 +99,13 @@ def _cut_off(cells: int, removed: Cell, root: int) -> int:
     holds the root (the root was linked to ``removed`` through one of them), so the
     work is about twice the size of the parts cut off, not the size of the ivy.
     """
-    nb = _NB
-    ends = nb[removed] & cells
-    if not ends & (ends - 1):
+    ends = _NB[removed] & cells
+    first = ends & -ends
+    rest = ends ^ first
+    if not rest:
         return 0
+    if not rest & (rest - 1):
+        return _cut_between(cells, first, rest, root)
     floods: list[list[int]] = []  # [reach, frontier]; a rooted flood's frontier is 0
     while ends:
         low = ends & -ends
@@ -104,15 +114,9 @@ def _cut_off(cells: int, removed: Cell, root: int) -> int:
     cut = 0
     while True:
         for flood in floods:
-            frontier = flood[1]
-            if frontier:
-                grown = 0
-                while frontier:
-                    low = frontier & -frontier
-                    grown |= nb[low.bit_length() - 1]
-                    frontier ^= low
+            if flood[1]:
                 reach = flood[0]
-                frontier = grown & cells & ~reach
+                frontier = _layer(flood[1]) & cells & ~reach
                 flood[0] = reach | frontier
                 flood[1] = 0 if frontier & root else frontier
         live: list[list[int]] = []
@@ -132,55 +136,46 @@ def _cut_off(cells: int, removed: Cell, root: int) -> int:
         floods = live
 
 
-def _touching(cells: int, other: int) -> int:
-    """The cells of ``cells`` that have a neighbour in ``other``."""
-    nb = _NB
-    found = 0
-    rest = cells
-    while rest:
-        low = rest & -rest
-        if nb[low.bit_length() - 1] & other:
-            found |= low
-        rest ^= low
-    return found
+def _cut_between(cells: int, one: int, two: int, root: int) -> int:
+    """:func:`_cut_off` for the common case of two ends, ``one`` and ``two``, on plain ints."""
+    reach_one, reach_two = one, two
+    frontier_one = 0 if one == root else one
+    frontier_two = 0 if two == root else two
+    while True:
+        if frontier_one:
+            frontier_one = _layer(frontier_one) & cells & ~reach_one
+            reach_one |= frontier_one
+            if reach_one & reach_two:
+                return 0
+            if frontier_one & root:
+                frontier_one = 0
+        elif not reach_one & root:
+            return reach_one
+        if frontier_two:
+            frontier_two = _layer(frontier_two) & cells & ~reach_two
+            reach_two |= frontier_two
+            if reach_one & reach_two:
+                return 0
+            if frontier_two & root:
+                frontier_two = 0
+        elif not reach_two & root:
+            return reach_two
 
 
-def _expand(cells: int) -> int:
-    """``cells`` and all their neighbours."""
-    nb = _NB
-    grown = cells
-    while cells:
-        low = cells & -cells
-        grown |= nb[low.bit_length() - 1]
-        cells ^= low
-    return grown
-
-
-def _reshade(shade: int, blockers: int, columns: int) -> int:
-    """``shade`` with the columns in ``columns`` (a mask of column numbers) worked out anew.
+def _reshade(shade: int, blockers: int, changed: int) -> int:
+    """``shade`` with the columns of the cells in ``changed`` worked out anew.
 
     ``blockers`` are the cells that cast shade: vines and deadwood, never glass. In a
     column every cell below the highest blocker is in the shade (spec §2, lit).
     """
-    while columns:
-        low = columns & -columns
-        columns ^= low
-        column = _COLUMN_MASKS[low.bit_length() - 1]
+    while changed:
+        column = _COLUMN_MASK_OF[(changed & -changed).bit_length() - 1]
+        changed &= ~column
         shade &= ~column
         top = (blockers & column).bit_length() - 1
         if top > 0:
             shade |= column & ((1 << top) - 1)
     return shade
-
-
-def _columns_of(cells: int) -> int:
-    """The mask of the column numbers ``cells`` lie in."""
-    columns = 0
-    while cells:
-        low = cells & -cells
-        columns |= 1 << _COLUMN_OF[low.bit_length() - 1]
-        cells ^= low
-    return columns
 
 
 def _feed(lit_leaves: int) -> int:
@@ -193,13 +188,11 @@ def _feed(lit_leaves: int) -> int:
     )
 
 
-def _shed_order(row: int) -> tuple[int, ...]:
-    """The cells of ``row`` in the order decay prefers them (C4): nearest e, then nearer a."""
-    cells = [c for c in range(len(ROW_OF)) if ROW_OF[c] == row]
-    return tuple(sorted(cells, key=lambda c: (abs(COLUMN_OF[c] - 4), COLUMN_OF[c])))
-
-
-_SHED_ORDER: dict[int, tuple[int, ...]] = {row: _shed_order(row) for row in ROW_SPANS}
+_SHED_ORDER: dict[int, tuple[Cell, ...]] = {
+    row: tuple(sorted(cells, key=lambda c: (abs(COLUMN_OF[c] - 4), COLUMN_OF[c])))
+    for row, cells in _ROW_CELLS.items()
+}
+"""Each row's cells in the order Decay prefers them (C4): nearest column e, then nearer a."""
 
 
 def _shed(branch: int) -> int:
@@ -431,8 +424,9 @@ class Position:
         rules = _RULES
         done = builder._actions
         for action in turn.actions:
-            rule = rules.get(type(action))
-            if rule is None:
+            try:
+                rule = rules[type(action)]
+            except KeyError:
                 builder._refuse_unknown(action)
             rule(builder, action.cell)
             done.append(action)
@@ -463,12 +457,9 @@ class Position:
         return _parse_position(text)
 
 
-_ROW_CELLS: dict[int, tuple[Cell, ...]] = {
-    row: tuple(c for c in range(len(ROW_OF)) if ROW_OF[c] == row) for row in ROW_SPANS
-}
-
-
 # --- a turn in progress ----------------------------------------------------------
+
+_GROWING, _CHOKED, _FINISHED = 0, 1, 2  # the stages of a TurnBuilder
 
 
 class TurnBuilder:
@@ -483,16 +474,14 @@ class TurnBuilder:
 
     __slots__ = (
         "_actions",
-        "_choked",
         "_dead2",
-        "_finished",
         "_leaves",
         "_occupied",
         "_opponent",
         "_own",
         "_shade",
+        "_stage",
         "_withering",
-        "income",
         "player",
         "position",
         "sun",
@@ -504,8 +493,6 @@ class TurnBuilder:
     """The player whose turn it is."""
     sun: int
     """The sun the player holds now (after Feed and what has been spent)."""
-    income: int
-    """What this turn's Feed gave."""
 
     def __init__(self, position: Position) -> None:
         turn = position._turn
@@ -523,11 +510,9 @@ class TurnBuilder:
             )
         withering = position._withering
         shade = position._shade
-        income = _feed(leaves & own & ~shade)
         self.position = position
         self.player = _PLAYERS[mover]
-        self.sun = sun + income
-        self.income = income
+        self.sun = sun + _feed(leaves & own & ~shade)
         self._own = own
         self._opponent = opponent
         self._withering = withering
@@ -536,14 +521,13 @@ class TurnBuilder:
         self._occupied = GLASS | own | opponent | withering | position._dead1 | position._dead2
         self._shade = shade
         self._actions: list[Action] = []
-        self._choked = False
-        self._finished = False
+        self._stage = _GROWING
 
     # -- playing ------------------------------------------------------------------
 
     def apply(self, action: Action) -> None:
         """Check ``action`` and play it; raises :class:`IllegalDecision` naming the rule."""
-        if self._finished:
+        if self._stage == _FINISHED:
             self._refuse(f"{action} comes after the turn was finished")
         rule = _RULES.get(type(action))
         if rule is None:
@@ -553,7 +537,7 @@ class TurnBuilder:
 
     def _creep(self, cell: Cell) -> None:
         """Creep into ``cell`` (spec §4.2), grafting the branches it touches."""
-        if self._choked:
+        if self._stage:
             self._refuse(f"creep {CELL_NAMES[cell]}: no growing after the choke")
         low = 1 << cell
         if self._occupied & low:
@@ -582,7 +566,7 @@ class TurnBuilder:
         low = 1 << cell
         own = self._own
         leaves = self._leaves
-        if self._choked or low & (_SOIL | leaves) or not own & low:
+        if self._stage or low & (_SOIL | leaves) or not own & low:
             self._refuse_leaf(cell)
         cost = 1 + (leaves & own & ~self._shade).bit_count()
         sun = self.sun
@@ -595,7 +579,7 @@ class TurnBuilder:
         """Say which placement rule a leaf on ``cell`` breaks."""
         name = CELL_NAMES[cell]
         low = 1 << cell
-        if self._choked:
+        if self._stage:
             self._refuse(f"leaf on {name}: no growing after the choke")
         if _ROOTS_MASK & low:
             self._refuse(f"leaf on {name}: a root never has a leaf")
@@ -611,7 +595,7 @@ class TurnBuilder:
     def _choke(self, cell: Cell) -> None:
         """Choke ``cell`` (spec §4.3): deadwood 2, then withering and grafting."""
         name = CELL_NAMES[cell]
-        if self._choked:
+        if self._stage:
             self._refuse(f"choke {name}: only one choke per turn")
         low = 1 << cell
         if _ROOTS_MASK & low:
@@ -621,7 +605,7 @@ class TurnBuilder:
             self._refuse(f"choke {name}: {name} is not a vine ({self._content(cell)})")
         if not _NB[cell] & own:
             self._refuse(f"choke {name}: {name} does not touch a living {self._title()} cell")
-        self._choked = True
+        self._stage = _CHOKED
         self._leaves &= ~low
         self._dead2 |= low
         if own & low:
@@ -629,7 +613,7 @@ class TurnBuilder:
             cut = _cut_off(own, cell, _ROOT_BITS[self.player])
             if cut:
                 own ^= cut
-                grafted = _flood(_touching(cut, opponent), cut)
+                grafted = _flood(cut & spread(opponent), cut)
                 opponent |= grafted
                 withering |= cut ^ grafted
         elif opponent & low:
@@ -637,7 +621,7 @@ class TurnBuilder:
             cut = _cut_off(opponent, cell, _ROOT_BITS[1 - self.player])
             if cut:
                 opponent ^= cut
-                grafted = _flood(_touching(cut, own), cut)
+                grafted = _flood(cut & spread(own), cut)
                 own |= grafted
                 withering |= cut ^ grafted
         else:
@@ -646,9 +630,9 @@ class TurnBuilder:
 
     def finish(self) -> Position:
         """Run Decay and return the position after this turn (turn number + 1)."""
-        if self._finished:
+        if self._stage == _FINISHED:
             self._refuse("the turn is already finished")
-        self._finished = True
+        self._stage = _FINISHED
         position = self.position
         withering = self._withering
         leaves = self._leaves
@@ -662,7 +646,7 @@ class TurnBuilder:
             freed |= shed
         shade = self._shade
         if freed:
-            shade = _reshade(shade, own | opponent | withering | dead, _columns_of(freed))
+            shade = _reshade(shade, own | opponent | withering | dead, freed)
         if self.player:
             green, purple, green_sun, purple_sun = opponent, own, position._green_sun, self.sun
         else:
@@ -688,9 +672,15 @@ class TurnBuilder:
         return tuple(self._actions)
 
     @property
-    def choked(self) -> bool:
-        """Whether this turn's choke has been played (no more actions but finishing)."""
-        return self._choked
+    def income(self) -> int:
+        """What this turn's Feed gave."""
+        position = self.position
+        return _feed(position.leaves(self.player) & ~position._shade)
+
+    @property
+    def growing(self) -> bool:
+        """Whether creeps, leaves and the choke may still come (no choke played yet)."""
+        return self._stage == _GROWING
 
     def turn(self) -> Turn:
         """The turn made of the actions played so far."""
@@ -710,7 +700,7 @@ class TurnBuilder:
 
     def creep_cost(self, cell: Cell) -> int | None:
         """What creeping into ``cell`` costs now, or ``None`` when no sun could buy it."""
-        if self._choked or self._occupied >> cell & 1:
+        if self._stage or self._occupied >> cell & 1:
             return None
         return (_NB[cell] & self._own).bit_count() or None
 
@@ -720,24 +710,24 @@ class TurnBuilder:
 
     def creep_targets(self) -> list[Cell]:
         """The cells a creep can go to now, sun permitting, in increasing order."""
-        if self._choked:
+        if self._stage:
             return []
         own, sun = self._own, self.sun
-        free = _expand(own) & ~self._occupied & ALL_CELLS
+        free = spread(own) & ~self._occupied
         return [c for c in iter_cells(free) if (_NB[c] & own).bit_count() <= sun]
 
     def leaf_targets(self) -> list[Cell]:
         """The cells a leaf can go on now, sun permitting, in increasing order."""
-        if self._choked or self.leaf_cost() > self.sun:
+        if self._stage or self.leaf_cost() > self.sun:
             return []
         return list(iter_cells(self._own & ~self._leaves & ~_SOIL))
 
     def choke_targets(self) -> list[Cell]:
         """The cells the choke can hit now, in increasing order (none once it is played)."""
-        if self._choked:
+        if self._stage:
             return []
         vines = self._own | self._opponent | self._withering
-        return list(iter_cells(_expand(self._own) & vines & ~_ROOTS_MASK))
+        return list(iter_cells(spread(self._own) & vines & ~_ROOTS_MASK))
 
     # -- messages -----------------------------------------------------------------
 
@@ -780,7 +770,6 @@ _RULES: dict[type, Callable[[TurnBuilder, Cell], None]] = {
 # --- reading a position (spec §6) ----------------------------------------------------
 
 _NUMBER = re.compile(r"[0-9]+")
-_ROW_LENGTHS: dict[int, int] = {row: last - first + 1 for row, (first, last) in ROW_SPANS.items()}
 _CELL_CHARS = ".#gGpPwW12"
 
 
@@ -820,7 +809,7 @@ def _parse_position(text: str) -> Position:
         masks["G"] | masks["P"] | masks["W"],
         masks["1"],
         masks["2"],
-        _reshade(0, blockers, _EVERY_COLUMN),
+        _reshade(0, blockers, ALL_CELLS),
         green_sun,
         purple_sun,
         turn,
@@ -839,7 +828,7 @@ def _parse_rows(rows_text: str) -> list[str]:
             first, last = CELL_NAMES[cells[0]], CELL_NAMES[cells[-1]]
             span = first if len(cells) == 1 else f"{first}-{last}"
             raise PositionError(
-                f"row {row} has {len(row_text)} cells, expected {_ROW_LENGTHS[row]} ({span})"
+                f"row {row} has {len(row_text)} cells, expected {len(cells)} ({span})"
             )
         for cell, char in zip(cells, row_text, strict=True):
             if char not in _CELL_CHARS:
@@ -876,7 +865,7 @@ def _check_board(masks: dict[str, int]) -> None:
             )
         living |= cells
     withering = masks["w"] | masks["W"]
-    touching = _touching(withering, living)
+    touching = withering & spread(living)
     if touching:
         name = CELL_NAMES[(touching & -touching).bit_length() - 1]
         raise PositionError(

@@ -1,0 +1,414 @@
+"""The settings of one tournament: read from a TOML file, overridden by keyword (the CLI's flags).
+
+A tournament file looks like this::
+
+    event = "Quick start"
+    game = "ivy"                  # the default
+    tc = "1+0.05"                 # TimeControl.parse: BASE+INC, BASE or SECS/turn
+    startup = 10                  # seconds for each game's handshake (default 10)
+    margin = 0.1                  # grace before a bot is out of time (default 0.1)
+    turn_limit = 120              # the game's turn limit (default: the game's own)
+    format = "round-robin"        # or "gauntlet": the first player against each other
+    cycles = 1                    # 2: double round-robin (round-robin only)
+    games = 2                     # games per pairing and cycle (default 1, or 2 per opening)
+    concurrency = 2               # games at once (default: the number of CPUs)
+    openings = "openings.txt"     # start positions, one a line; each played with both colours
+    seed = 0                      # game seeds are seed + the game's index
+    output = "runs/quick"         # the output directory (default: ./<file name without .toml>)
+
+    [[players]]
+    name = "random"               # optional: default the command's name, made unique
+    cmd = "python -m bots.random" # a command line, or an array of arguments
+    dir = "."                     # optional working directory
+    env = { SEED = "1" }          # optional extra environment variables
+
+    [[players]]
+    cmd = "python -m bots.greedy"
+
+A player may also be one string in :meth:`~referee.process.BotCommand.parse`'s
+forms (``players = ["python -m bots.random", "name=g cmd='python -m bots.greedy'"]``).
+
+Relative paths written in the file (``openings``, ``output``, a player's
+``dir``) are relative to the file's folder; paths given as overrides are
+relative to the current directory. Bot commands run in the current directory
+unless a ``dir`` is given.
+
+:meth:`TournamentConfig.to_json` is the snapshot the results store keeps to
+make sure a resumed run is the same tournament: everything that changes
+results, but not ``concurrency`` or ``output``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from referee.clock import TimeControl
+from referee.errors import RefereeError
+from referee.games import get_game
+from referee.games.base import GameSettings
+from referee.match import MatchConfig, unique_names
+from referee.process import BotCommand
+from tournaments.pairings import Pairing, gauntlet, round_robin
+
+FORMATS = ("round-robin", "gauntlet")
+"""The tournament formats."""
+
+DEFAULT_TC = "10+0.1"
+"""The time control when none is given."""
+
+DEFAULT_EVENT = "Tournament"
+"""The PGN ``Event`` of a tournament that names none."""
+
+KEYS = (
+    "event",
+    "game",
+    "tc",
+    "startup",
+    "margin",
+    "turn_limit",
+    "format",
+    "cycles",
+    "games",
+    "concurrency",
+    "openings",
+    "seed",
+    "output",
+    "players",
+)
+"""The keys of a tournament file, and the keyword overrides :func:`load_config` takes."""
+
+PLAYER_KEYS = ("name", "cmd", "dir", "env")
+"""The keys of one ``[[players]]`` table."""
+
+
+class ConfigError(RefereeError, ValueError):
+    """A tournament's settings are wrong: an unknown key, a missing player, a bad time control."""
+
+
+def default_concurrency() -> int:
+    """How many games to play at once by default: one per CPU."""
+    return os.cpu_count() or 1
+
+
+@dataclass(frozen=True, slots=True)
+class Entrant:
+    """One player of a tournament: its unique name and how to start its bot."""
+
+    name: str
+    command: BotCommand
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TournamentConfig:
+    """Everything a tournament needs, checked on construction (:class:`ConfigError`).
+
+    ``openings`` holds the start positions themselves (``openings_file`` says
+    where they came from); ``games`` ``None`` means 1 per pairing, or 2 per
+    opening with openings (see :mod:`tournaments.pairings`).
+    """
+
+    players: tuple[Entrant, ...]
+    output: Path
+    event: str = DEFAULT_EVENT
+    game: str = "ivy"
+    tc: TimeControl = field(default_factory=lambda: TimeControl.parse(DEFAULT_TC))
+    turn_limit: int | None = None
+    format: str = "round-robin"
+    cycles: int = 1
+    games: int | None = None
+    concurrency: int = field(default_factory=default_concurrency)
+    openings: tuple[str, ...] = ()
+    openings_file: Path | None = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if len(self.players) < 2:
+            raise ConfigError(f"a tournament needs at least 2 players, not {len(self.players)}")
+        names = [player.name for player in self.players]
+        for name in names:
+            if names.count(name) > 1:
+                raise ConfigError(f"player name {name!r} is given more than once")
+        if self.format not in FORMATS:
+            raise ConfigError(f"unknown format {self.format!r} (known: {', '.join(FORMATS)})")
+        if self.cycles < 1:
+            raise ConfigError(f"cycles must be at least 1, not {self.cycles}")
+        if self.format == "gauntlet" and self.cycles != 1:
+            raise ConfigError("cycles apply to a round-robin, not to a gauntlet")
+        if self.games is not None and self.games < 1:
+            raise ConfigError(f"games per pairing must be at least 1, not {self.games}")
+        if self.concurrency < 1:
+            raise ConfigError(f"concurrency must be at least 1, not {self.concurrency}")
+        if self.turn_limit is not None and self.turn_limit < 1:
+            raise ConfigError(f"turn_limit must be at least 1, not {self.turn_limit}")
+        self._check_game()
+
+    def _check_game(self) -> None:
+        """Refuse an unknown game, options it does not take, and openings it cannot start from."""
+        try:
+            game = get_game(self.game)
+            game.start(GameSettings(players=2, options=self.options))
+        except RefereeError as error:
+            raise ConfigError(str(error)) from None
+        where = f"{self.openings_file}: " if self.openings_file is not None else ""
+        for number, opening in enumerate(self.openings, start=1):
+            try:
+                game.start(GameSettings(players=2, start=opening, options=self.options))
+            except RefereeError as error:
+                raise ConfigError(f"{where}opening {number}: {error}") from None
+
+    # --- what the runner needs ---------------------------------------------------
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The players' names, in the order given (the schedule numbers them so)."""
+        return tuple(player.name for player in self.players)
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The game's rule options (Ivy: ``turn_limit`` when one is set)."""
+        return {} if self.turn_limit is None else {"turn_limit": self.turn_limit}
+
+    def schedule(self) -> list[Pairing]:
+        """Every game of the tournament, in index order (the same list on every run)."""
+        openings = list(self.openings) or None
+        if self.format == "gauntlet":
+            return gauntlet(self.names, games=self.games, openings=openings)
+        return round_robin(self.names, cycles=self.cycles, games=self.games, openings=openings)
+
+    def match_config(self) -> MatchConfig:
+        """The settings every game of the tournament is played with."""
+        return MatchConfig(game=self.game, control=self.tc, options=self.options, event=self.event)
+
+    def to_json(self) -> str:
+        """The settings that decide results, as canonical JSON (sorted keys, no spaces).
+
+        Concurrency and the output directory are left out: a tournament may be
+        resumed with more or fewer games at once, or from a moved directory.
+        """
+        snapshot = {
+            "event": self.event,
+            "game": self.game,
+            "time_control": {
+                "tc": str(self.tc),
+                "startup": self.tc.startup,
+                "margin": self.tc.margin,
+            },
+            "options": self.options,
+            "format": self.format,
+            "cycles": self.cycles,
+            "games": self.games,
+            "openings": list(self.openings),
+            "seed": self.seed,
+            "players": [
+                {
+                    "name": player.name,
+                    "argv": list(player.command.argv),
+                    "dir": player.command.cwd,
+                    "env": dict(player.command.env),
+                }
+                for player in self.players
+            ],
+        }
+        return json.dumps(snapshot, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+# --- reading settings --------------------------------------------------------------
+
+
+def load_config(path: str | os.PathLike[str] | None = None, **overrides: Any) -> TournamentConfig:
+    """The tournament described by the TOML file at ``path``, with ``overrides`` on top.
+
+    ``overrides`` take the file's keys (:data:`KEYS`); a ``None`` value means
+    "not given" (so a CLI can pass every flag). ``players`` is a list of
+    command strings (:meth:`BotCommand.parse` forms) or of :class:`Entrant`
+    and replaces the file's players. Without a file, ``output`` defaults to
+    ``./tournament``. Raises :class:`ConfigError` with a one-line message.
+    """
+    unknown = sorted(set(overrides) - set(KEYS))
+    if unknown:
+        raise TypeError(f"unknown tournament settings: {', '.join(unknown)}")
+    values: dict[str, Any] = {}
+    if path is not None:
+        values = _read_file(Path(path))
+    for key, value in overrides.items():
+        if value is None:
+            continue
+        if key == "players":
+            values[key] = _entrants(value, base=None, source=None)
+        else:
+            values[key] = _checked(key, value, None)
+            if key in ("openings", "output"):
+                values[key] = Path(value)
+    if "output" not in values:
+        values["output"] = Path(Path(path).stem if path is not None else "tournament")
+    return _build(values)
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    """A tournament file's settings, checked for unknown keys and types, paths resolved."""
+    source = os.fspath(path)
+    try:
+        with open(path, "rb") as file:
+            data = tomllib.load(file)
+    except OSError as error:
+        raise ConfigError(f"cannot read {source}: {error.strerror or error}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{source}: not valid TOML ({error})") from None
+    _refuse_unknown(data, KEYS, source)
+    base = path.parent
+    values = dict(data)
+    for key, value in data.items():
+        if key == "players":
+            values[key] = _entrants(value, base=base, source=source)
+        else:
+            values[key] = _checked(key, value, source)
+            if key in ("openings", "output"):
+                values[key] = base / value
+    return values
+
+
+def _build(values: Mapping[str, Any]) -> TournamentConfig:
+    """The config from merged settings (types already checked)."""
+    if "players" not in values:
+        raise ConfigError("no players: give at least two")
+    try:
+        tc = TimeControl.parse(
+            str(values.get("tc", DEFAULT_TC)),
+            startup=float(values.get("startup", 10.0)),
+            margin=float(values.get("margin", 0.1)),
+        )
+    except RefereeError as error:
+        raise ConfigError(str(error)) from None
+    openings_file = values.get("openings")
+    settings: dict[str, Any] = {
+        "players": values["players"],
+        "output": values["output"],
+        "tc": tc,
+        "openings": _read_openings(openings_file) if openings_file is not None else (),
+        "openings_file": openings_file,
+    }
+    for key in ("event", "game", "format", "turn_limit", "cycles", "games", "concurrency", "seed"):
+        if key in values:
+            settings[key] = values[key]
+    return TournamentConfig(**settings)
+
+
+_KINDS: dict[str, tuple[tuple[type, ...], str]] = {
+    **{key: ((str,), "a string") for key in ("event", "game", "format", "openings", "output")},
+    **{
+        key: ((int,), "a whole number")
+        for key in ("turn_limit", "cycles", "games", "concurrency", "seed")
+    },
+    **{key: ((int, float), "a number of seconds") for key in ("startup", "margin")},
+    "tc": ((str, int, float), 'a time control such as "10+0.1"'),
+}
+"""What each scalar setting must be, and how to say so."""
+
+
+def _checked(key: str, value: Any, source: str | None) -> Any:
+    """``value`` when it has the type ``key`` needs, else a :class:`ConfigError`."""
+    kinds, wanted = _KINDS[key]
+    if isinstance(value, kinds) and not isinstance(value, bool):
+        return value
+    if key in ("openings", "output") and isinstance(value, os.PathLike):
+        return value
+    where = f"{source}: " if source is not None else ""
+    raise ConfigError(f"{where}{key} must be {wanted}, not {value!r}")
+
+
+def _refuse_unknown(data: Mapping[str, Any], known: Sequence[str], source: str | None) -> None:
+    """Raise :class:`ConfigError` naming the first key of ``data`` not in ``known``."""
+    where = f"{source}: " if source is not None else ""
+    for key in data:
+        if key not in known:
+            raise ConfigError(f"{where}unknown key {key!r} (known: {', '.join(known)})")
+
+
+def _entrants(players: Any, *, base: Path | None, source: str | None) -> tuple[Entrant, ...]:
+    """The players of a file (``base`` its folder) or of overrides, named uniquely."""
+    where = f"{source}: " if source is not None else ""
+    if not isinstance(players, list | tuple):
+        raise ConfigError(f"{where}players must be a list of players, not {players!r}")
+    commands: list[BotCommand] = []
+    for number, player in enumerate(players, start=1):
+        try:
+            command = _command(player, base)
+        except RefereeError as error:
+            raise ConfigError(f"{where}player {number}: {error}") from None
+        commands.append(command)
+    explicit = [command.name for command in commands if command.name]
+    for name in explicit:
+        if explicit.count(name) > 1:
+            raise ConfigError(f"{where}player name {name!r} is given more than once")
+    return tuple(
+        Entrant(name, command)
+        for name, command in zip(unique_names(commands), commands, strict=True)
+    )
+
+
+def _command(player: Any, base: Path | None) -> BotCommand:
+    """One player's :class:`BotCommand`, from a string, a table or an :class:`Entrant`."""
+    if isinstance(player, Entrant):
+        return dataclasses.replace(player.command, name=player.name)
+    if isinstance(player, BotCommand):
+        return player
+    if isinstance(player, str):
+        command = BotCommand.parse(player)
+    elif isinstance(player, dict):
+        _refuse_unknown(player, PLAYER_KEYS, None)
+        command = _command_from_table(player)
+    else:
+        raise ConfigError(f"expected a command string or a table, not {player!r}")
+    if base is not None and command.cwd is not None and not Path(command.cwd).is_absolute():
+        command = dataclasses.replace(command, cwd=os.fspath(base / command.cwd))
+    return command
+
+
+def _command_from_table(table: Mapping[str, Any]) -> BotCommand:
+    """A ``[[players]]`` table as a :class:`BotCommand`."""
+    if "cmd" not in table:
+        raise ConfigError("cmd is missing")
+    cmd = table["cmd"]
+    if isinstance(cmd, str):
+        argv = BotCommand.parse(cmd).argv
+    elif isinstance(cmd, list) and cmd and all(isinstance(arg, str) for arg in cmd):
+        argv = tuple(cmd)
+    else:
+        raise ConfigError(f"cmd must be a command line or a list of arguments, not {cmd!r}")
+    name = table.get("name")
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise ConfigError(f"name must be a non-empty string, not {name!r}")
+    directory = table.get("dir")
+    if directory is not None and not isinstance(directory, str):
+        raise ConfigError(f"dir must be a string, not {directory!r}")
+    env = table.get("env", {})
+    if not isinstance(env, dict) or not all(
+        isinstance(key, str) and isinstance(value, str) for key, value in env.items()
+    ):
+        raise ConfigError(f"env must be a table of strings, not {env!r}")
+    return BotCommand(argv=argv, name=name, cwd=directory, env=env)
+
+
+def _read_openings(path: Path) -> tuple[str, ...]:
+    """The start positions in an openings file: one a line; blank and ``#`` lines skipped."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(
+            f"cannot read openings file {os.fspath(path)}: {error.strerror or error}"
+        ) from None
+    openings = tuple(
+        stripped
+        for line in text.splitlines()
+        if (stripped := line.strip()) and not stripped.startswith("#")
+    )
+    if not openings:
+        raise ConfigError(f"openings file {os.fspath(path)} holds no positions")
+    return openings
