@@ -318,3 +318,140 @@ def play(
         )
     except KeyboardInterrupt:
         sys.exit(130)
+
+
+# --- tournaments -------------------------------------------------------------------
+
+
+@main.command()
+@click.argument(
+    "config_file",
+    metavar="[CONFIG.toml]",
+    required=False,
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+)
+@click.option(
+    "--player",
+    "players",
+    multiple=True,
+    metavar="BOT",
+    help="A player (repeat): a command line or name=… cmd=… dir=… env=K=V. "
+    "Replaces the file's players.",
+)
+@click.option("--event", help="The PGN Event tag.")
+@click.option("--game", help="The game to play (default ivy).")
+@click.option("--tc", help="Time control: BASE+INC, BASE or SECS/turn (default 10+0.1).")
+@click.option("--startup", type=click.FloatRange(min=0), help="Start-up allowance in seconds.")
+@click.option("--margin", type=click.FloatRange(min=0), help="Time margin in seconds.")
+@click.option("--turn-limit", type=click.IntRange(min=1), help="Ivy's turn limit.")
+@click.option("--format", "format_", type=click.Choice(["round-robin", "gauntlet"]), help="Format.")
+@click.option("--double", is_flag=True, default=None, help="Double round-robin (two cycles).")
+@click.option("--games", type=click.IntRange(min=1), help="Games per pairing and cycle.")
+@click.option("--concurrency", type=click.IntRange(min=1), help="Games at once (default: CPUs).")
+@click.option(
+    "--openings",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="Start positions, one per line; each is played with both colours.",
+)
+@click.option("--seed", type=int, help="Seed for games of chance.")
+@click.option(
+    "--output",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Output directory (default: ./<config file name>).",
+)
+@click.option("--quiet", is_flag=True, help="One plain line per game instead of a live display.")
+def tournament(
+    config_file: Path | None,
+    players: tuple[str, ...],
+    event: str | None,
+    game: str | None,
+    tc: str | None,
+    startup: float | None,
+    margin: float | None,
+    turn_limit: int | None,
+    format_: str | None,
+    double: bool | None,
+    games: int | None,
+    concurrency: int | None,
+    openings: Path | None,
+    seed: int | None,
+    output: Path | None,
+    quiet: bool,
+) -> None:
+    """Play (or resume) a round-robin or gauntlet tournament and rate the players.
+
+    Settings come from CONFIG.toml (see examples/quick.toml) and/or the flags,
+    which win. Results go to the output directory: results.sqlite (every game,
+    as it ends), games.pgn, ratings.json, ratings.csv and logs/. Run the same
+    command again after a crash or Ctrl-C and it resumes; a finished tournament
+    just shows its results.
+    """
+    from rich.console import Console
+
+    from tournaments.config import load_config
+    from tournaments.progress import make_progress
+    from tournaments.report import crosstable, rating_table
+    from tournaments.runner import run_tournament
+
+    if config_file is None and not players:
+        raise click.UsageError("give a CONFIG.toml file or at least two --player options")
+    config = load_config(
+        config_file,
+        players=list(players) or None,
+        event=event,
+        game=game,
+        tc=tc,
+        startup=startup,
+        margin=margin,
+        turn_limit=turn_limit,
+        format=format_,
+        cycles=2 if double else None,
+        games=games,
+        concurrency=concurrency,
+        openings=openings,
+        seed=seed,
+        output=output,
+    )
+    console = Console()
+    progress = make_progress(quiet=True if quiet else None, console=console)
+    table = trio.run(lambda: run_tournament(config, progress=progress))
+    console.print(rating_table(table, title=config.event))
+    console.print(crosstable(table, title="Crosstable"))
+    console.print(f"Results in {config.output}/ (games.pgn, results.sqlite, ratings.json/.csv)")
+
+
+@main.command()
+@click.argument("pgn_file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the ratings as JSON.")
+@click.option("--csv", "as_csv", is_flag=True, help="Print the ratings as CSV.")
+@click.option("--anchor", metavar="NAME", help="Fix this player's rating (default: mean 0).")
+@click.option(
+    "--anchor-elo", type=float, default=0.0, show_default=True, help="The anchor's rating."
+)
+def ratings(
+    pgn_file: Path, as_json: bool, as_csv: bool, anchor: str | None, anchor_elo: float
+) -> None:
+    """Rate the players of any PGN file by maximum likelihood (Bradley–Terry).
+
+    Elo with 95% error bars, likelihood of superiority over the next player, W/D/L,
+    score and a crosstable; the figures can be checked against Ordo
+    (ordo -a 0 -z 200.240940 solves the same equations).
+    """
+    from rich.console import Console
+
+    from tournaments.report import crosstable, rating_table, to_csv, to_json
+    from tournaments.runner import ratings_for_pgn
+
+    if as_json and as_csv:
+        raise click.UsageError("--json and --csv exclude each other")
+    rated = ratings_for_pgn(pgn_file, anchor=anchor, anchor_elo=anchor_elo)
+    for warning in rated.warnings:
+        click.echo(f"Warning: {warning}", err=True)
+    if as_json:
+        click.echo(to_json(rated.table))
+    elif as_csv:
+        click.echo(to_csv(rated.table), nl=False)
+    else:
+        console = Console()
+        console.print(rating_table(rated.table, title=f"{pgn_file} ({rated.games} games)"))
+        console.print(crosstable(rated.table, title="Crosstable"))
