@@ -10,7 +10,9 @@ From the command line::
 
     python -m bots.arena climber greedy --games 100 --tc 1+0.05
 
-plays 100 games with colours alternating and prints the first bot's score.
+plays 100 games with colours alternating and prints the first bot's score; add
+``--openings 4`` to start each pair of games (one with each colour) from four random
+turns, so that the games differ from the very first turns.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from bots import BUNDLED, make_bot
+from bots.random import RandomBot
 from bots.sdk import Bot, Clock, GameInfo, GameResult
 from referee.errors import IllegalDecision, RefereeError
 from referee.games.base import GameSettings
@@ -176,6 +179,17 @@ class MatchResult:
         )
 
 
+def random_opening(turns: int, seed: int) -> Position:
+    """The position after ``turns`` turns of seeded random play from the start."""
+    player = RandomBot(seed)
+    position = Position.START
+    for _ in range(turns):
+        if position.winner_at_feed() is not None:
+            break
+        position = position.play(player.choose(position, Clock(1.0)))
+    return position
+
+
 def play_match(
     make_a: Callable[[int], Bot],
     make_b: Callable[[int], Bot],
@@ -184,22 +198,26 @@ def play_match(
     time_control: TimeControl,
     turn_limit: int = DEFAULT_TURN_LIMIT,
     seed: int = 0,
+    opening_turns: int = 0,
     report: Callable[[int, GameRecord], None] | None = None,
 ) -> MatchResult:
     """Play ``games`` games between fresh bots from ``make_a`` and ``make_b``.
 
     A plays Green in the even-numbered games and Purple in the odd ones; game ``i``
-    seeds both bots with ``seed + i`` so every game can differ. ``report`` sees each
-    finished game.
+    seeds both bots with ``seed + i`` so every game can differ. With ``opening_turns``,
+    each pair of games starts from the same :func:`random_opening`, once with each
+    colour. ``report`` sees each finished game.
     """
-    match: MatchResult | None = None
+    match = MatchResult(("", ""))
     for index in range(games):
         a, b = make_a(seed + index), make_b(seed + index)
-        if match is None:
-            match = MatchResult((a.name, b.name))
+        match.names = (a.name, b.name)
         a_seat = index % 2
         green, purple = (a, b) if a_seat == 0 else (b, a)
-        record = play_game(green, purple, time_control=time_control, turn_limit=turn_limit)
+        start = random_opening(opening_turns, seed + index // 2) if opening_turns else None
+        record = play_game(
+            green, purple, time_control=time_control, turn_limit=turn_limit, start=start
+        )
         score = record.scores[a_seat]
         if score == 1.0:
             match.wins += 1
@@ -214,7 +232,7 @@ def play_match(
         match.longest[1] = max(match.longest[1], record.longest[1 - a_seat])
         if report is not None:
             report(index, record)
-    return match if match is not None else MatchResult(("", ""))
+    return match
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -226,6 +244,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--tc", default="1+0.05", help="time control BASE+INC in seconds")
     parser.add_argument("--turn-limit", type=int, default=DEFAULT_TURN_LIMIT)
     parser.add_argument("--seed", type=int, default=0, help="seed of the first game")
+    parser.add_argument(
+        "--openings",
+        type=int,
+        default=0,
+        metavar="TURNS",
+        help="start each pair of games from TURNS random turns (default: the start position)",
+    )
     parser.add_argument("--quiet", action="store_true", help="print the summary only")
     args = parser.parse_args(argv)
     try:
@@ -249,6 +274,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         time_control=time_control,
         turn_limit=args.turn_limit,
         seed=args.seed,
+        opening_turns=args.openings,
         report=None if args.quiet else report,
     )
     print(match.summary())

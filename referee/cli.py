@@ -455,3 +455,7 @@ def ratings(
         console = Console()
         console.print(rating_table(rated.table, title=f"{pgn_file} ({rated.games} games)"))
         console.print(crosstable(rated.table, title="Crosstable"))
+
+
+if __name__ == "__main__":
+    main()

@@ -3,46 +3,17 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
 import trio
+from fakebots import fake, leftover_processes
 
 from referee.clock import TimeControl
 from referee.match import BotPlayer, MatchConfig, play_game, run_match
 from referee.pgn import read_pgn_file
 from referee.process import BotCommand
 from referee.replay import verify
-
-FAKEBOTS = Path(__file__).parent / "fakebots"
-MARK = "referee-test-match"  # every fake bot here carries it, to find leftovers
-
-
-def fake(mode: str | None = None, name: str | None = None) -> BotCommand:
-    script = "pass_bot.py" if mode is None else "misbehave.py"
-    argv = [sys.executable, "-u", str(FAKEBOTS / script)]
-    if mode is not None:
-        argv.append(mode)
-    return BotCommand(
-        argv=tuple(argv), name=name or (mode or "pass"), env={"REFEREE_TEST_MARK": MARK}
-    )
-
-
-def leftover_processes() -> list[int]:
-    """Live (non-zombie) processes started by these tests."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            environ = (entry / "environ").read_bytes()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if MARK.encode() in environ and state != "Z":
-            found.append(int(entry.name))
-    return found
 
 
 def config(tmp_path: Path, tc: str = "0.6+0") -> MatchConfig:

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import trio
-from test_match import FAKEBOTS, MARK, leftover_processes
+from fakebots import FAKEBOTS, MARK, leftover_processes
 
 from referee.errors import RecordError
 from referee.match import GameResult
