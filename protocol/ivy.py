@@ -21,7 +21,7 @@ import msgspec
 from protocol.messages import GameCodec, ProtocolViolation, invalid_message
 from referee.errors import RuleError
 from referee.games.ivy import turns
-from referee.games.ivy.board import CELL_NAMES, Player, parse_cell
+from referee.games.ivy.board import CELL_NAMES, Player, iter_cells, parse_cell
 from referee.games.ivy.position import Position
 from referee.games.ivy.turns import Turn
 
@@ -73,20 +73,27 @@ class IvyView(_Record, kw_only=True):
 
 def encode_view(position: Position) -> IvyView:
     """The view of ``position`` sent in a ``turn`` request."""
+    green = position.vines(Player.GREEN)
+    purple = position.vines(Player.PURPLE)
+    vines = green | purple | position.withering()
+    occupied = vines | position.deadwood_cells()
     cells: list[VineCell | DeadwoodCell] = []
-    for cell, name in enumerate(CELL_NAMES):
-        if position.is_vine(cell):
-            owner = position.owner(cell)
+    for cell in iter_cells(occupied):
+        name = CELL_NAMES[cell]
+        if vines >> cell & 1:
+            owner: Colour | None = (
+                "green" if green >> cell & 1 else "purple" if purple >> cell & 1 else None
+            )
             cells.append(
                 VineCell(
                     cell=name,
-                    owner=None if owner is None else _COLOURS[owner],
+                    owner=owner,
                     leaf=position.has_leaf(cell),
                     lit=position.is_lit(cell),
                 )
             )
-        elif marker := position.deadwood(cell):
-            cells.append(DeadwoodCell(cell=name, marker=marker))
+        else:
+            cells.append(DeadwoodCell(cell=name, marker=position.deadwood(cell)))
     return IvyView(
         position=str(position),
         to_move=_COLOURS[position.to_move],
