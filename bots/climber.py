@@ -15,7 +15,7 @@ from __future__ import annotations
 import gc
 import time
 
-from bots.greedy import WIN, candidate_turns, evaluate
+from bots.greedy import WIN, Weights, candidate_turns, evaluate
 from bots.sdk import Bot, Clock, GameInfo, main
 from referee.games.ivy import Player, Position, Turn
 from referee.games.ivy.game import DEFAULT_TURN_LIMIT
@@ -26,8 +26,10 @@ TURNS_TO_GO = 20.0
 """The share of the remaining time a turn may spend: ``remaining / TURNS_TO_GO``."""
 INCREMENT_SHARE = 0.7
 """How much of the increment a turn may spend on top of that."""
+WEIGHTS = Weights()
+"""The climber's heuristic weights (see :class:`bots.greedy.Weights`)."""
 CONTEMPT = 4.0
-"""How much sun worse than an even position a repeated board counts for the searcher."""
+"""How much sun a board that comes back again costs the searcher: going round in circles."""
 SAFETY = 0.3
 """Never plan to spend more than this share of the remaining time on one turn."""
 
@@ -58,9 +60,9 @@ def board_key(position: Position) -> BoardKey:
 class Search:
     """One turn's search: the deadline, and what it learns on the way.
 
-    ``history`` holds the boards of the game so far: one coming back is scored as a
-    draw that the searching player (``me``) likes a little less than an even game, so
-    that it breaks the circle unless that costs more than :data:`CONTEMPT`.
+    ``history`` holds the boards of the game so far: one coming back is not searched
+    further, and scored by the heuristic less :data:`CONTEMPT` for the searching player
+    (``me``), so that it breaks circles rather than going round them.
 
     ``statics`` caches the heuristic of every position seen (from the point of view of
     the player to move there), ``children`` the candidate turns of every position
@@ -84,7 +86,7 @@ class Search:
         """The heuristic value of ``position`` for the player to move, cached."""
         score = self.statics.get(position)
         if score is None:
-            score = self.statics[position] = evaluate(position, position.to_move)
+            score = self.statics[position] = evaluate(position, position.to_move, WEIGHTS)
         return score
 
     def moves(self, position: Position, ordered: bool) -> list[tuple[Turn, Position]]:
@@ -96,7 +98,7 @@ class Search:
         """
         moves = self.children.get(position)
         if moves is None:
-            moves = self.children[position] = candidate_turns(position)
+            moves = self.children[position] = candidate_turns(position, WEIGHTS)
         if ordered:
             moves.sort(key=lambda move: self.static(move[1]))
         return moves
@@ -111,7 +113,8 @@ class Search:
         if position.turn > self.turn_limit:
             return 0.0
         if board_key(position) in self.history:
-            return -CONTEMPT if position.to_move is self.me else CONTEMPT
+            penalty = CONTEMPT if position.to_move is self.me else -CONTEMPT
+            return self.static(position) - penalty
         if depth == 0:
             return self.static(position)
         moves = self.moves(position, depth > 1)

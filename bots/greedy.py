@@ -247,6 +247,26 @@ def climb_path(own: int, passable: int, goal: int) -> list[Cell] | None:
 
 
 @dataclass(frozen=True, slots=True)
+class Weights:
+    """The knobs of the heuristic, in sun; the greedy bot and the climber each have theirs."""
+
+    income: float = 3.0
+    """Sun a point of income is worth: a few turns of it."""
+    cell: float = 0.3
+    """Sun a living cell is worth beyond what the distance says (material to branch from)."""
+    cut_cell: float = 0.3
+    """Sun each cell a choke cuts off, or grafts, is worth."""
+    mover_threat: float = 0.8
+    """How much of its best choke the player to move is credited with."""
+    waiting_threat: float = 0.3
+    """How much of its best choke the other player is credited with (the mover may parry)."""
+
+
+GREEDY_WEIGHTS = Weights()
+"""The greedy bot's weights."""
+
+
+@dataclass(frozen=True, slots=True)
 class Threat:
     """One choke an attacker can make: the cell, what it cuts off and what it grafts.
 
@@ -270,18 +290,22 @@ class Board:
     lit: tuple[int, int]
     withering: int
     occupied: int
+    fading: int
+    """Deadwood with marker 1: gone at the end of this turn."""
 
     @classmethod
     def of(cls, position: Position) -> Board:
         """The board of ``position``."""
         green, purple = position.vines(Player.GREEN), position.vines(Player.PURPLE)
         withering = position.withering()
-        occupied = GLASS | green | purple | withering | position.deadwood_cells()
+        deadwood = position.deadwood_cells()
+        occupied = GLASS | green | purple | withering | deadwood
         lit = (
             lit_leaves(position.leaves(Player.GREEN), occupied),
             lit_leaves(position.leaves(Player.PURPLE), occupied),
         )
-        return cls(position, (green, purple), lit, withering, occupied)
+        fading = sum(1 << cell for cell in iter_cells(deadwood) if position.deadwood(cell) == 1)
+        return cls(position, (green, purple), lit, withering, occupied, fading)
 
     @property
     def empty(self) -> int:
@@ -298,15 +322,19 @@ class Board:
         slow = self.occupied & ~GLASS & ~own & ~self.withering & _NOT_ROOTS
         return climb_distance(own, self.empty, self.withering, slow)
 
-    def threats(self, attacker: Player, creeps: int) -> list[Threat]:
+    def threats(self, attacker: Player, creeps: int, weights: Weights) -> list[Threat]:
         """The chokes ``attacker`` can make after up to ``creeps`` creeps, best first.
 
-        Only chokes that cut something, kill a lit leaf or lower the victim's top are
-        listed: any other choke takes one bare cell.
+        For the player not to move, that is on its next turn, once the fading deadwood
+        has gone. Only chokes that cut something, kill a lit leaf or lower the victim's
+        top are listed: any other choke takes one bare cell.
         """
         victim = attacker.other
         cells = self.vines[victim]
-        *rings, reach = reach_rings(self.vines[attacker], self.empty | self.withering, creeps)
+        passable = self.empty | self.withering
+        if attacker is not self.position.to_move:
+            passable |= self.fading
+        *rings, reach = reach_rings(self.vines[attacker], passable, creeps)
         touching = spread(reach)
         victim_lit, victim_top = self.lit[victim], top_row(cells)
         cuts = cut_sets(cells, ROOTS[victim])
@@ -322,15 +350,15 @@ class Board:
                 lost = cuts.lost.get(cell, 0) | low
                 rest = lost ^ low
                 grafted = flood(rest & touching, rest) if rest & touching else 0
-                gain = _CELL_WEIGHT * (lost.bit_count() + grafted.bit_count()) - cost
+                gain = weights.cut_cell * (lost.bit_count() + grafted.bit_count()) - cost
                 gain += victim_top - top_row(cells & ~lost)
                 if grafted:
                     gain += max(0, top_row(grafted) - attacker_top)
                 if lost & victim_lit:
-                    gain += _INCOME_WEIGHT * (income_of(lost & victim_lit) - 3)
+                    gain += weights.income * (income_of(lost & victim_lit) - 3)
                     if grafted & victim_lit:
-                        gain += _INCOME_WEIGHT * (income_of(grafted & victim_lit) - 3)
-                if lost & TOP_BIT:
+                        gain += weights.income * (income_of(grafted & victim_lit) - 3)
+                if lost & victim_lit & TOP_BIT:
                     gain += WIN / 10
                 found.append(Threat(cell, lost, grafted, cost, gain))
         found.sort(key=lambda threat: -threat.gain)
@@ -351,14 +379,14 @@ class Analysis:
 
 
 @lru_cache(maxsize=1 << 13)
-def analyse(position: Position) -> Analysis:
+def analyse(position: Position, weights: Weights = GREEDY_WEIGHTS) -> Analysis:
     """The :class:`Analysis` of ``position``, cached: evaluation and move generation share it."""
     board = Board.of(position)
     mover = position.to_move
     return Analysis(
         board,
-        board.threats(mover, board.budget(mover)),
-        board.threats(mover.other, board.budget(mover.other)),
+        board.threats(mover, board.budget(mover), weights),
+        board.threats(mover.other, board.budget(mover.other), weights),
     )
 
 
@@ -367,41 +395,32 @@ def analyse(position: Position) -> Analysis:
 WIN = 100_000.0
 """The score of a won position (a lost one scores ``-WIN``)."""
 
-_INCOME_WEIGHT = 3.0
-"""Sun a point of income is worth: a few turns of it."""
-_CELL_WEIGHT = 0.3
-"""Sun a living cell is worth beyond what the distance says (material to branch from)."""
-_MOVER_THREAT = 0.8
-"""How much of its best choke the player to move is credited with."""
-_WAITING_THREAT = 0.3
-"""How much of its best choke the other player is credited with (the mover may parry)."""
 
-
-def _standing(board: Board, player: Player, mover: Player) -> float:
+def _standing(board: Board, player: Player, mover: Player, weights: Weights) -> float:
     """``player``'s race toward a leaf on e12, in sun: what it has minus what it needs."""
     lit = board.lit[player]
     income = income_of(lit)
     sun = board.position.sun(player) + (income if player is mover else 0)
     need = board.distance(player) + 1 + lit.bit_count()
     cells = board.vines[player].bit_count()
-    return sun - need + _INCOME_WEIGHT * income + _CELL_WEIGHT * cells
+    return sun - need + weights.income * income + weights.cell * cells
 
 
-def evaluate(position: Position, player: Player) -> float:
+def evaluate(position: Position, player: Player, weights: Weights = GREEDY_WEIGHTS) -> float:
     """How good ``position`` is for ``player``, in sun; ``±WIN`` once the game is decided."""
     mover = position.to_move
     if position.winner_at_feed() is not None:
         return WIN if mover is player else -WIN
-    analysis = analyse(position)
+    analysis = analyse(position, weights)
     board, attacks, counters = analysis.board, analysis.attacks, analysis.counters
     waiting = mover.other
     if position.leaves(waiting) & TOP_BIT and not any(t.lost & TOP_BIT for t in attacks):
         return -WIN / 2 if mover is player else WIN / 2
-    score = _standing(board, mover, mover) - _standing(board, waiting, mover)
+    score = _standing(board, mover, mover, weights) - _standing(board, waiting, mover, weights)
     if attacks:
-        score += _MOVER_THREAT * max(0.0, attacks[0].gain)
+        score += weights.mover_threat * max(0.0, attacks[0].gain)
     if counters:
-        score -= _WAITING_THREAT * max(0.0, counters[0].gain)
+        score -= weights.waiting_threat * max(0.0, counters[0].gain)
     return score if mover is player else -score
 
 
@@ -531,9 +550,14 @@ def _choke_options(builder: TurnBuilder, limit: int) -> list[Action]:
     return [Choke(cell) for cell in sorted(targets, key=cut, reverse=True)[:limit]]
 
 
-def candidate_turns(position: Position) -> list[tuple[Turn, Position]]:
-    """Distinct turns worth considering in ``position``, each with the position it leads to."""
-    analysis = analyse(position)
+def candidate_turns(
+    position: Position, weights: Weights = GREEDY_WEIGHTS
+) -> list[tuple[Turn, Position]]:
+    """Distinct turns worth considering in ``position``, each with the position it leads to.
+
+    ``weights`` rank the chokes worth attacking or defending against.
+    """
+    analysis = analyse(position, weights)
     board = analysis.board
     plans: list[list[Action]] = [[]]
     plans += _climbs(position, board)

@@ -114,7 +114,10 @@ class _Link:
         protocol violation.
         """
         with trio.move_on_after(budget) as sending:
-            await self.send(message)
+            try:
+                await self.send(message)
+            except BotCrashed as crash:
+                raise await self._crashed(str(crash)) from None
         if sending.cancelled_caught:
             raise BotTimeout(f"did not read its input for {budget:.3f} s")
         started = trio.current_time()
@@ -173,7 +176,6 @@ class BotPlayer:
     ) -> None:
         self.command = command
         self.name = name
-        self.announced: Ready | None = None
         self._nursery = nursery
         self._max_line_bytes = max_line_bytes
         self._log_dir = log_dir
@@ -268,14 +270,13 @@ async def play_game(
             link.logs.clear()
             link.dropped_logs = 0
             message = session.new_game(seat, next(link.ids))
-            ready, _ = await link.ask(message, config.control.startup)
+            await link.ask(message, config.control.startup)
         except BotFault as fault:
             if session.ending is None:
                 error = session.fault(seat, _at_start(fault))
-                if error is not None and links[seat] is not None:
-                    await links[seat].goodbye(error)  # type: ignore[union-attr]
-            return
-        player.announced = ready  # type: ignore[assignment]
+                link = links[seat]
+                if error is not None and link is not None:
+                    await link.goodbye(error)
 
     async with trio.open_nursery() as nursery:
         for seat in range(len(players)):
@@ -288,7 +289,8 @@ async def play_game(
         error: ErrorMessage | None
         try:
             reply, elapsed = await link.ask(request.message, request.budget)
-            error = session.submit(request.seat, reply, elapsed)  # type: ignore[arg-type]
+            assert isinstance(reply, TurnReply), "the connection only accepts a turn reply here"
+            error = session.submit(request.seat, reply, elapsed)
         except BotFault as fault:
             error = session.fault(request.seat, fault)
         if error is not None:

@@ -107,7 +107,8 @@ async def play_against(
                 error: ErrorMessage | None
                 try:
                     bot_reply, elapsed = await link.ask(request.message, request.budget)
-                    error = session.submit(seat, bot_reply, elapsed)  # type: ignore[arg-type]
+                    assert isinstance(bot_reply, TurnReply)
+                    error = session.submit(seat, bot_reply, elapsed)
                 except BotFault as fault:
                     error = session.fault(seat, fault)
                 if error is not None:
