@@ -265,7 +265,7 @@ def _score_line(score: MatchScore) -> str:
     line = f"Score of {a} vs {b}: {score.wins} - {score.losses} - {score.draws}"
     if score.games:
         difference = elo_difference(score.wins, score.draws, score.losses)
-        line += f" [{score.points / score.games:.3f}] {score.games}"
+        line += f" [{score.score / score.games:.3f}] {score.games}"
         line += f", Elo difference: {describe_elo_difference(difference)}"
     return line
 

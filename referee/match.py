@@ -43,6 +43,7 @@ from referee.games.base import GameSettings
 from referee.pgn import GameRecord, append_game
 from referee.process import BotCommand, BotProcess, open_bot
 from referee.session import Ending, GameSession
+from referee.tally import Tally
 
 GOODBYE_TIMEOUT = 0.5
 """How long writing a goodbye (error, game_over, quit) to a bot may take."""
@@ -332,21 +333,13 @@ def _collect_logs(session: GameSession, links: Sequence[_Link | None]) -> list[s
 
 
 @dataclass(slots=True)
-class MatchScore:
+class MatchScore(Tally):
     """The running score of a match, from the first player's point of view."""
 
     names: tuple[str, str]
     wins: int = 0
     draws: int = 0
     losses: int = 0
-
-    @property
-    def games(self) -> int:
-        return self.wins + self.draws + self.losses
-
-    @property
-    def points(self) -> float:
-        return self.wins + self.draws / 2
 
     def add(self, result: GameResult) -> None:
         first = result.players.index(self.names[0])

@@ -112,7 +112,7 @@ async def test_match_alternates_colours_reuses_bots_and_appends_pgn(tmp_path):
     )
     assert seen == ["a", "b", "a", "b"]
     assert (score.wins, score.draws, score.losses) == (0, 4, 0)
-    assert score.points == 2.0 and score.games == 4
+    assert score.score == 2.0 and score.games == 4
     games = read_pgn_file(pgn)
     assert len(games) == 4 and all(verify(g).valid for g in games)
     # Reused across games: one process each, so one stderr log each.

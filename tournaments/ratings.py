@@ -35,6 +35,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from referee.errors import RefereeError
+from referee.tally import Tally
 
 ELO_PER_UNIT = 400 / math.log(10)
 """Elo points per unit of the logistic's natural argument (about 173.7)."""
@@ -57,22 +58,12 @@ class RatingError(RefereeError, ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class Encounter:
+class Encounter(Tally):
     """One player's games against one opponent, counted from the player's side."""
 
     wins: int = 0
     draws: int = 0
     losses: int = 0
-
-    @property
-    def games(self) -> int:
-        """How many games the two played."""
-        return self.wins + self.draws + self.losses
-
-    @property
-    def score(self) -> float:
-        """The player's points: a win is 1, a draw ½."""
-        return self.wins + self.draws / 2
 
     def plus(self, score: float) -> Encounter:
         """This encounter with one more game that the player scored ``score`` in."""
@@ -94,7 +85,7 @@ class Encounter:
 
 
 @dataclass(frozen=True, slots=True)
-class PlayerRating:
+class PlayerRating(Tally):
     """One row of the rating table.
 
     ``elo`` is the rating, ``error`` the half-width of its 95% interval, and
@@ -110,16 +101,6 @@ class PlayerRating:
     draws: int
     losses: int
     los_next: float | None
-
-    @property
-    def games(self) -> int:
-        """Games played."""
-        return self.wins + self.draws + self.losses
-
-    @property
-    def score(self) -> float:
-        """Points scored: a win is 1, a draw ½."""
-        return self.wins + self.draws / 2
 
     @property
     def score_percent(self) -> float:
@@ -438,7 +419,7 @@ def _eliminate(matrix: list[list[float]], rhs: list[list[float]]) -> list[list[f
 
 
 @dataclass(frozen=True, slots=True)
-class EloDifference:
+class EloDifference(Tally):
     """The Elo difference of a two-player match, from the first player's side.
 
     ``elo`` is the estimate, ``low``/``high`` the 95% interval (infinite on a
@@ -455,16 +436,6 @@ class EloDifference:
     high: float
     los: float
     virtual_draw: bool
-
-    @property
-    def games(self) -> int:
-        """Games played (without the virtual draw)."""
-        return self.wins + self.draws + self.losses
-
-    @property
-    def score(self) -> float:
-        """The first player's points (without the virtual draw)."""
-        return self.wins + self.draws / 2
 
     @property
     def margin(self) -> float:
