@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -141,4 +143,37 @@ async def test_cancelling_a_match_reaps_every_bot(tmp_path):
 
 def test_no_leftovers_from_this_module():
     assert os.environ.get("REFEREE_TEST_MARK") is None
+    assert leftover_processes() == []
+
+
+BUNDLED = {
+    "random": BotCommand(argv=(sys.executable, "-m", "bots.random", "--seed", "5"), name="random"),
+    "greedy": BotCommand(argv=(sys.executable, "-m", "bots.greedy"), name="greedy"),
+    "node": BotCommand(argv=("node", "bots/ivy_bot.js"), name="ivy-js"),
+}
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("random", "greedy"),
+        pytest.param(
+            "node",
+            "random",
+            marks=pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js"),
+        ),
+    ],
+)
+async def test_whole_games_between_bundled_bots_are_valid_records(tmp_path, first, second):
+    cfg = MatchConfig(control=TimeControl.parse("10+0.1"), log_dir=tmp_path / "logs")
+    pgn = tmp_path / "games.pgn"
+    score = await run_match([BUNDLED[first], BUNDLED[second]], cfg, games=2, pgn=pgn)
+    games = read_pgn_file(pgn)
+    assert score.games == 2 and len(games) == 2
+    for game in games:
+        assert game.tags["Termination"] == "normal", game.turns[-1].comment
+        report = verify(game)
+        assert report.valid and report.rules_result == game.result
+    if first == "random":
+        assert score.losses == 2  # greedy beats random
     assert leftover_processes() == []
