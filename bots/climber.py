@@ -5,9 +5,15 @@ It searches the game tree a whole turn per ply, with the greedy bot's move gener
 (:func:`bots.greedy.evaluate`) at the leaves, so it sees the opponent's best reply to
 each of its turns: the choke that would cut its climb, the leaf on e12 it must stop.
 Iterative deepening (1, 2, 3… turns) keeps the best turn of the deepest finished
-search, orders each new search by the last one's results, and stops when the turn's
-time budget, taken from the clock (a share of what is left plus most of the
-increment), is spent.
+search and orders each new search by the last one's results; killer turns (a reply
+that refuted one move is tried first against the next) make the cut-offs come early.
+A board that already occurred in the game is scored as a slightly bad draw, so the
+bot breaks the circles a one-turn player can fall into.
+
+Time: each turn gets a share of the remaining time plus most of the increment
+(``remaining / 12 + 0.7 * increment``, never more than 30 % of what is left), and the
+search stops as soon as it is spent. The cyclic garbage collector is paused while it
+thinks (a full collection can outlast a turn's budget; the search makes no cycles).
 """
 
 from __future__ import annotations
@@ -15,21 +21,19 @@ from __future__ import annotations
 import gc
 import time
 
-from bots.greedy import WIN, Weights, candidate_turns, evaluate
+from bots.greedy import WIN, candidate_turns, evaluate
 from bots.sdk import Bot, Clock, GameInfo, main
 from referee.games.ivy import Player, Position, Turn
 from referee.games.ivy.game import DEFAULT_TURN_LIMIT
 
 MAX_DEPTH = 8
 """The deepest search, in turns (it is the clock that usually stops it first)."""
-TURNS_TO_GO = 20.0
+TURNS_TO_GO = 12.0
 """The share of the remaining time a turn may spend: ``remaining / TURNS_TO_GO``."""
 INCREMENT_SHARE = 0.7
 """How much of the increment a turn may spend on top of that."""
-WEIGHTS = Weights()
-"""The climber's heuristic weights (see :class:`bots.greedy.Weights`)."""
-CONTEMPT = 4.0
-"""How much sun a board that comes back again costs the searcher: going round in circles."""
+CONTEMPT = 10.0
+"""How much sun worse than an even game the searcher scores a board that comes back."""
 SAFETY = 0.3
 """Never plan to spend more than this share of the remaining time on one turn."""
 
@@ -60,9 +64,9 @@ def board_key(position: Position) -> BoardKey:
 class Search:
     """One turn's search: the deadline, and what it learns on the way.
 
-    ``history`` holds the boards of the game so far: one coming back is not searched
-    further, and scored by the heuristic less :data:`CONTEMPT` for the searching player
-    (``me``), so that it breaks circles rather than going round them.
+    ``history`` holds the boards of the game so far: one coming back is scored as a
+    draw that the searching player (``me``) likes :data:`CONTEMPT` less than an even
+    game, so that it breaks a circle unless every way out looks worse than that.
 
     ``statics`` caches the heuristic of every position seen (from the point of view of
     the player to move there), ``children`` the candidate turns of every position
@@ -86,7 +90,7 @@ class Search:
         """The heuristic value of ``position`` for the player to move, cached."""
         score = self.statics.get(position)
         if score is None:
-            score = self.statics[position] = evaluate(position, position.to_move, WEIGHTS)
+            score = self.statics[position] = evaluate(position, position.to_move)
         return score
 
     def moves(self, position: Position, ordered: bool) -> list[tuple[Turn, Position]]:
@@ -98,7 +102,7 @@ class Search:
         """
         moves = self.children.get(position)
         if moves is None:
-            moves = self.children[position] = candidate_turns(position, WEIGHTS)
+            moves = self.children[position] = candidate_turns(position)
         if ordered:
             moves.sort(key=lambda move: self.static(move[1]))
         return moves
@@ -113,8 +117,7 @@ class Search:
         if position.turn > self.turn_limit:
             return 0.0
         if board_key(position) in self.history:
-            penalty = CONTEMPT if position.to_move is self.me else -CONTEMPT
-            return self.static(position) - penalty
+            return -CONTEMPT if position.to_move is self.me else CONTEMPT
         if depth == 0:
             return self.static(position)
         moves = self.moves(position, depth > 1)

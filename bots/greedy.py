@@ -246,24 +246,15 @@ def climb_path(own: int, passable: int, goal: int) -> list[Cell] | None:
 # --- the board as the heuristic sees it -----------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Weights:
-    """The knobs of the heuristic, in sun; the greedy bot and the climber each have theirs."""
-
-    income: float = 3.0
-    """Sun a point of income is worth: a few turns of it."""
-    cell: float = 0.3
-    """Sun a living cell is worth beyond what the distance says (material to branch from)."""
-    cut_cell: float = 0.3
-    """Sun each cell a choke cuts off, or grafts, is worth."""
-    mover_threat: float = 0.8
-    """How much of its best choke the player to move is credited with."""
-    waiting_threat: float = 0.3
-    """How much of its best choke the other player is credited with (the mover may parry)."""
-
-
-GREEDY_WEIGHTS = Weights()
-"""The greedy bot's weights."""
+_INCOME_WEIGHT = 3.0
+"""Sun a point of income is worth: a few turns of it."""
+_CELL_WEIGHT = 0.3
+"""Sun a living cell is worth beyond what the distance says (material to branch from);
+also what each cell a choke cuts off, or grafts, is worth."""
+_MOVER_THREAT = 0.8
+"""How much of its best choke the player to move is credited with."""
+_WAITING_THREAT = 0.3
+"""How much of its best choke the other player is credited with (the mover may parry)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,7 +313,7 @@ class Board:
         slow = self.occupied & ~GLASS & ~own & ~self.withering & _NOT_ROOTS
         return climb_distance(own, self.empty, self.withering, slow)
 
-    def threats(self, attacker: Player, creeps: int, weights: Weights) -> list[Threat]:
+    def threats(self, attacker: Player, creeps: int) -> list[Threat]:
         """The chokes ``attacker`` can make after up to ``creeps`` creeps, best first.
 
         For the player not to move, that is on its next turn, once the fading deadwood
@@ -350,14 +341,14 @@ class Board:
                 lost = cuts.lost.get(cell, 0) | low
                 rest = lost ^ low
                 grafted = flood(rest & touching, rest) if rest & touching else 0
-                gain = weights.cut_cell * (lost.bit_count() + grafted.bit_count()) - cost
+                gain = _CELL_WEIGHT * (lost.bit_count() + grafted.bit_count()) - cost
                 gain += victim_top - top_row(cells & ~lost)
                 if grafted:
                     gain += max(0, top_row(grafted) - attacker_top)
                 if lost & victim_lit:
-                    gain += weights.income * (income_of(lost & victim_lit) - 3)
+                    gain += _INCOME_WEIGHT * (income_of(lost & victim_lit) - 3)
                     if grafted & victim_lit:
-                        gain += weights.income * (income_of(grafted & victim_lit) - 3)
+                        gain += _INCOME_WEIGHT * (income_of(grafted & victim_lit) - 3)
                 if lost & victim_lit & TOP_BIT:
                     gain += WIN / 10
                 found.append(Threat(cell, lost, grafted, cost, gain))
@@ -379,14 +370,14 @@ class Analysis:
 
 
 @lru_cache(maxsize=1 << 13)
-def analyse(position: Position, weights: Weights = GREEDY_WEIGHTS) -> Analysis:
+def analyse(position: Position) -> Analysis:
     """The :class:`Analysis` of ``position``, cached: evaluation and move generation share it."""
     board = Board.of(position)
     mover = position.to_move
     return Analysis(
         board,
-        board.threats(mover, board.budget(mover), weights),
-        board.threats(mover.other, board.budget(mover.other), weights),
+        board.threats(mover, board.budget(mover)),
+        board.threats(mover.other, board.budget(mover.other)),
     )
 
 
@@ -396,31 +387,31 @@ WIN = 100_000.0
 """The score of a won position (a lost one scores ``-WIN``)."""
 
 
-def _standing(board: Board, player: Player, mover: Player, weights: Weights) -> float:
+def _standing(board: Board, player: Player, mover: Player) -> float:
     """``player``'s race toward a leaf on e12, in sun: what it has minus what it needs."""
     lit = board.lit[player]
     income = income_of(lit)
     sun = board.position.sun(player) + (income if player is mover else 0)
     need = board.distance(player) + 1 + lit.bit_count()
     cells = board.vines[player].bit_count()
-    return sun - need + weights.income * income + weights.cell * cells
+    return sun - need + _INCOME_WEIGHT * income + _CELL_WEIGHT * cells
 
 
-def evaluate(position: Position, player: Player, weights: Weights = GREEDY_WEIGHTS) -> float:
+def evaluate(position: Position, player: Player) -> float:
     """How good ``position`` is for ``player``, in sun; ``±WIN`` once the game is decided."""
     mover = position.to_move
     if position.winner_at_feed() is not None:
         return WIN if mover is player else -WIN
-    analysis = analyse(position, weights)
+    analysis = analyse(position)
     board, attacks, counters = analysis.board, analysis.attacks, analysis.counters
     waiting = mover.other
     if position.leaves(waiting) & TOP_BIT and not any(t.lost & TOP_BIT for t in attacks):
         return -WIN / 2 if mover is player else WIN / 2
-    score = _standing(board, mover, mover, weights) - _standing(board, waiting, mover, weights)
+    score = _standing(board, mover, mover) - _standing(board, waiting, mover)
     if attacks:
-        score += weights.mover_threat * max(0.0, attacks[0].gain)
+        score += _MOVER_THREAT * max(0.0, attacks[0].gain)
     if counters:
-        score -= weights.waiting_threat * max(0.0, counters[0].gain)
+        score -= _WAITING_THREAT * max(0.0, counters[0].gain)
     return score if mover is player else -score
 
 
@@ -467,6 +458,7 @@ def _best_leaves(position: Position, actions: list[Action], count: int) -> list[
 
 
 def _creeps(cells: list[Cell]) -> list[Action]:
+    """Creeps into ``cells``, in order."""
     return [Creep(cell) for cell in cells]
 
 
@@ -474,8 +466,10 @@ def _climbs(position: Position, board: Board) -> list[list[Action]]:
     """Creeps along a shortest path toward e12: short, half and full climbs, some with a leaf."""
     me = position.to_move
     path = climb_path(board.vines[me], board.empty, TOP_BIT)
-    if not path:
+    if path is None:
         return []
+    if not path:  # e12 is ours already: the leaf is what is missing
+        return [[Leaf(TOP)]]
     creeps = _creeps(path)
     affordable = _affordable(position, creeps)
     lengths = {1, 2, 3, affordable // 2, affordable - 1, affordable}
@@ -550,14 +544,9 @@ def _choke_options(builder: TurnBuilder, limit: int) -> list[Action]:
     return [Choke(cell) for cell in sorted(targets, key=cut, reverse=True)[:limit]]
 
 
-def candidate_turns(
-    position: Position, weights: Weights = GREEDY_WEIGHTS
-) -> list[tuple[Turn, Position]]:
-    """Distinct turns worth considering in ``position``, each with the position it leads to.
-
-    ``weights`` rank the chokes worth attacking or defending against.
-    """
-    analysis = analyse(position, weights)
+def candidate_turns(position: Position) -> list[tuple[Turn, Position]]:
+    """Distinct turns worth considering in ``position``, each with the position it leads to."""
+    analysis = analyse(position)
     board = analysis.board
     plans: list[list[Action]] = [[]]
     plans += _climbs(position, board)

@@ -73,8 +73,13 @@ class Clock:
     @classmethod
     def from_info(cls, info: ClockInfo) -> Clock:
         """The clock a ``turn`` request carries."""
-        per_turn = None if info.per_turn_ms is None else info.per_turn_ms / 1000
-        return cls(info.remaining_ms / 1000, info.increment_ms / 1000, per_turn)
+        return cls.from_ms(info.remaining_ms, info.increment_ms, info.per_turn_ms)
+
+    @classmethod
+    def from_ms(cls, remaining_ms: int, increment_ms: int, per_turn_ms: int | None) -> Clock:
+        """The clock from the protocol's milliseconds."""
+        per_turn = None if per_turn_ms is None else per_turn_ms / 1000
+        return cls(remaining_ms / 1000, increment_ms / 1000, per_turn)
 
     def budget(
         self,
@@ -213,11 +218,8 @@ class _Session:
 def _game_info(message: NewGame) -> GameInfo:
     """The :class:`GameInfo` of a ``new_game`` message."""
     control = message.time_control
-    clock = Clock(
-        control.base_ms / 1000,
-        control.increment_ms / 1000,
-        None if control.per_turn_ms is None else control.per_turn_ms / 1000,
-    )
+    remaining_ms = control.base_ms if control.per_turn_ms is None else control.per_turn_ms
+    clock = Clock.from_ms(remaining_ms, control.increment_ms, control.per_turn_ms)
     turn_limit = message.settings.get("turn_limit", DEFAULT_TURN_LIMIT)
     return GameInfo(
         player=Player(message.seat),

@@ -17,13 +17,11 @@ memory for error messages.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import re
 import shlex
 import signal
 import subprocess
-import sys
 from collections import deque
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -361,16 +359,6 @@ class BotProcess:
             await stream.aclose()
 
 
-def _die_with_referee() -> None:
-    """In the child before exec (Linux): be killed when the referee dies, even by
-    ``kill -9``, so that no bot outlives a crashed referee."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-
-
-_PR_SET_PDEATHSIG = 1
-
-
 async def _spawn(command: BotCommand) -> trio.Process:
     """Start ``command`` in a session of its own, with all three streams piped."""
     env = {**os.environ, **command.env} if command.env else None
@@ -383,7 +371,6 @@ async def _spawn(command: BotCommand) -> trio.Process:
             cwd=command.cwd,
             env=env,
             start_new_session=True,
-            preexec_fn=_die_with_referee if sys.platform == "linux" else None,
         )
     except OSError as exc:
         reason = exc.strerror or str(exc)

@@ -117,13 +117,18 @@ def test_climber_answers_legally_within_its_budget() -> None:
         assert spent < 0.25, f"{spent:.3f} s in {position}"
 
 
-def test_climber_takes_a_win_in_one() -> None:
-    # Green climbs c1-c5, d5-d11, e11; Purple has its root alone and no sun to reach it.
-    position = Position.from_string(
-        "./gg./.g.../.#g..#./...g...../...g...../..#g..#../..gg...../..g....../"
-        "..g.#..../..g.#..../..g...p.. g 5 0 21"
-    )
-    turn = ClimberBot(0).choose(position, Clock(1.0, 0.05))
+# Green climbs c1-c5, d5-d11, e11; Purple has its root alone and no sun to reach it.
+CLIMBED = (
+    "./gg./.g.../.#g..#./...g...../...g...../..#g..#../..gg...../..g....../"
+    "..g.#..../..g.#..../..g...p.. g 5 0 21"
+)
+
+
+@pytest.mark.parametrize("bot_class", [GreedyBot, ClimberBot])
+@pytest.mark.parametrize("top", [".", "g"])
+def test_bots_put_a_leaf_on_e12_when_nothing_can_stop_it(bot_class: type[Bot], top: str) -> None:
+    position = Position.from_string(top + CLIMBED[1:])
+    turn = bot_class(0).choose(position, Clock(1.0, 0.05))
     assert "Le12" in str(turn)
     assert position.play(turn).leaves(Player.GREEN) >> TOP & 1
 

@@ -30,8 +30,11 @@ def fake(mode: str | None = None, name: str | None = None) -> BotCommand:
     )
 
 
-def leftover_processes() -> list[int]:
-    """Live (non-zombie) processes carrying :data:`MARK`: bots nobody stopped."""
+def leftover_processes() -> list[str]:
+    """Live (non-zombie) processes carrying :data:`MARK`: bots nobody stopped.
+
+    Each is given as ``"PID STATE COMMAND LINE"``, so a failing check says who.
+    """
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -39,8 +42,9 @@ def leftover_processes() -> list[int]:
         try:
             environ = (entry / "environ").read_bytes()
             state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
         except OSError:
             continue
         if MARK.encode() in environ and state != "Z":
-            found.append(int(entry.name))
+            found.append(f"{entry.name} {state} {command.strip()}")
     return found
