@@ -29,6 +29,7 @@ from referee.errors import IllegalDecision, RefereeError
 from referee.games.base import GameSettings
 from referee.games.ivy import IvyGame, Player, Position, Turn
 from referee.games.ivy.game import DEFAULT_TURN_LIMIT
+from referee.tally import Tally
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +146,7 @@ def _forfeit(record: GameRecord, seat: int, termination: str, why: str) -> None:
 
 
 @dataclass(slots=True)
-class MatchResult:
+class MatchResult(Tally):
     """A series of games between bots A and B, from A's side."""
 
     names: tuple[str, str]
@@ -155,16 +156,6 @@ class MatchResult:
     forfeits: list[str] = field(default_factory=list)
     lengths: list[int] = field(default_factory=list)
     longest: list[float] = field(default_factory=lambda: [0.0, 0.0])
-
-    @property
-    def games(self) -> int:
-        """Games played."""
-        return self.wins + self.draws + self.losses
-
-    @property
-    def score(self) -> float:
-        """A's points: a win is 1, a draw ½."""
-        return self.wins + self.draws / 2
 
     def summary(self) -> str:
         """One line: the score, the record, how long games went and the longest turns."""

@@ -40,28 +40,14 @@ from referee.games.ivy import (
     Position,
     Turn,
     TurnBuilder,
+    board,
     iter_cells,
 )
-from referee.games.ivy.board import ABOVE, ALL_CELLS, CELL_COUNT, ROW_MASKS, ROW_OF
+from referee.games.ivy.board import ABOVE, ALL_CELLS, CELL_COUNT, ROW_MASKS, ROW_OF, flood
 
 # --- masks ---------------------------------------------------------------------
 
 
-def _shift_tables() -> tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]:
-    """For every index distance between neighbours, the cells having a neighbour that far.
-
-    Neighbours of a whole mask are then a dozen shifts instead of a loop over its cells.
-    """
-    sources: dict[int, int] = {}
-    for cell in range(CELL_COUNT):
-        for other in iter_cells(NEIGHBOURS[cell]):
-            sources[other - cell] = sources.get(other - cell, 0) | 1 << cell
-    up = tuple((delta, mask) for delta, mask in sorted(sources.items()) if delta > 0)
-    down = tuple((-delta, mask) for delta, mask in sorted(sources.items()) if delta < 0)
-    return up, down
-
-
-_UP_SHIFTS, _DOWN_SHIFTS = _shift_tables()
 TOP_BIT = 1 << TOP
 ROOT_BITS: tuple[int, int] = (1 << ROOTS[0], 1 << ROOTS[1])
 _NOT_ROOTS = ALL_CELLS & ~(ROOT_BITS[0] | ROOT_BITS[1])
@@ -80,28 +66,7 @@ _MAX_REACH = 14
 
 def spread(mask: int) -> int:
     """``mask`` together with every neighbour of its cells."""
-    if mask.bit_count() <= 3:
-        grown = mask
-        while mask:
-            low = mask & -mask
-            grown |= NEIGHBOURS[low.bit_length() - 1]
-            mask ^= low
-        return grown
-    grown = mask
-    for delta, sources in _UP_SHIFTS:
-        grown |= (mask & sources) << delta
-    for delta, sources in _DOWN_SHIFTS:
-        grown |= (mask & sources) >> delta
-    return grown
-
-
-def flood(seed: int, allowed: int) -> int:
-    """The cells of ``allowed`` linked to ``seed`` neighbour to neighbour, ``seed`` included."""
-    reach = frontier = seed
-    while frontier:
-        frontier = spread(frontier) & allowed & ~reach
-        reach |= frontier
-    return reach
+    return mask | board.spread(mask)
 
 
 def top_row(mask: int) -> int:

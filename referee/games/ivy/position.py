@@ -37,9 +37,11 @@ from referee.games.ivy.board import (
     TOP,
     Cell,
     Player,
+    flood,
     iter_cells,
     mask_of,
     spread,
+    spread_few,
 )
 from referee.games.ivy.turns import Action, Choke, Creep, Leaf, Turn
 
@@ -68,26 +70,6 @@ _ROW_CELLS: dict[int, tuple[Cell, ...]] = {
 # --- mask algorithms -------------------------------------------------------------
 
 
-def _layer(cells: int) -> int:
-    """The union of the neighbours of ``cells``, cell by cell (cheapest for a few cells)."""
-    nb = _NB
-    grown = 0
-    while cells:
-        low = cells & -cells
-        grown |= nb[low.bit_length() - 1]
-        cells ^= low
-    return grown
-
-
-def _flood(seed: int, allowed: int) -> int:
-    """The cells of ``allowed`` linked to ``seed`` (a subset of it), neighbour to neighbour."""
-    reach = frontier = seed
-    while frontier:
-        frontier = _layer(frontier) & allowed & ~reach
-        reach |= frontier
-    return reach
-
-
 def _cut_off(cells: int, removed: Cell, root: int) -> int:
     """The cells of ``cells`` no longer linked to ``root`` once ``removed`` has left them.
 
@@ -106,31 +88,31 @@ def _cut_off(cells: int, removed: Cell, root: int) -> int:
         return 0
     if not rest & (rest - 1):
         return _cut_between(cells, first, rest, root)
-    floods: list[list[int]] = []  # [reach, frontier]; a rooted flood's frontier is 0
+    floods: list[list[int]] = []  # [reach, frontier]; a rooted search's frontier is 0
     while ends:
         low = ends & -ends
         ends ^= low
         floods.append([low, 0 if low == root else low])
     cut = 0
     while True:
-        for flood in floods:
-            if flood[1]:
-                reach = flood[0]
-                frontier = _layer(flood[1]) & cells & ~reach
-                flood[0] = reach | frontier
-                flood[1] = 0 if frontier & root else frontier
+        for search in floods:
+            if search[1]:
+                reach = search[0]
+                frontier = spread_few(search[1]) & cells & ~reach
+                search[0] = reach | frontier
+                search[1] = 0 if frontier & root else frontier
         live: list[list[int]] = []
-        for flood in floods:
+        for search in floods:
             for other in live:
-                if other[0] & flood[0]:
-                    other[0] |= flood[0]
-                    other[1] = 0 if other[0] & root else other[1] | flood[1]
+                if other[0] & search[0]:
+                    other[0] |= search[0]
+                    other[1] = 0 if other[0] & root else other[1] | search[1]
                     break
             else:
-                if flood[1] or flood[0] & root:
-                    live.append(flood)
+                if search[1] or search[0] & root:
+                    live.append(search)
                 else:
-                    cut |= flood[0]
+                    cut |= search[0]
         if len(live) <= 1:
             return cut
         floods = live
@@ -143,7 +125,7 @@ def _cut_between(cells: int, one: int, two: int, root: int) -> int:
     frontier_two = 0 if two == root else two
     while True:
         if frontier_one:
-            frontier_one = _layer(frontier_one) & cells & ~reach_one
+            frontier_one = spread_few(frontier_one) & cells & ~reach_one
             reach_one |= frontier_one
             if reach_one & reach_two:
                 return 0
@@ -152,7 +134,7 @@ def _cut_between(cells: int, one: int, two: int, root: int) -> int:
         elif not reach_one & root:
             return reach_one
         if frontier_two:
-            frontier_two = _layer(frontier_two) & cells & ~reach_two
+            frontier_two = spread_few(frontier_two) & cells & ~reach_two
             reach_two |= frontier_two
             if reach_one & reach_two:
                 return 0
@@ -214,7 +196,7 @@ def _shed(branch: int) -> int:
                     if not around & (around - 1):
                         return low
                     rest = branch ^ low
-                    if _flood(rest & -rest, rest) == rest:
+                    if flood(rest & -rest, rest) == rest:
                         return low
         row -= 1
 
@@ -224,7 +206,7 @@ def _decay_withering(withering: int) -> int:
     shed = 0
     rest = withering
     while rest:
-        branch = _flood(rest & -rest, rest)
+        branch = flood(rest & -rest, rest)
         rest ^= branch
         shed |= _shed(branch)
     return shed
@@ -556,7 +538,7 @@ class TurnBuilder:
         self._shade |= _BELOW[cell]
         withering = self._withering
         if _NB[cell] & withering:
-            grafted = _flood(_NB[cell] & withering, withering)
+            grafted = flood(_NB[cell] & withering, withering)
             self._withering = withering ^ grafted
             low |= grafted
         self._own |= low
@@ -613,7 +595,7 @@ class TurnBuilder:
             cut = _cut_off(own, cell, _ROOT_BITS[self.player])
             if cut:
                 own ^= cut
-                grafted = _flood(cut & spread(opponent), cut)
+                grafted = flood(cut & spread(opponent), cut)
                 opponent |= grafted
                 withering |= cut ^ grafted
         elif opponent & low:
@@ -621,7 +603,7 @@ class TurnBuilder:
             cut = _cut_off(opponent, cell, _ROOT_BITS[1 - self.player])
             if cut:
                 opponent ^= cut
-                grafted = _flood(cut & spread(own), cut)
+                grafted = flood(cut & spread(own), cut)
                 own |= grafted
                 withering |= cut ^ grafted
         else:
@@ -856,7 +838,7 @@ def _check_board(masks: dict[str, int]) -> None:
     living = 0
     for player, root in zip(_PLAYERS, ROOTS, strict=True):
         cells = masks[player.letter] | masks[player.letter.upper()]
-        unlinked = cells & ~_flood(1 << root, cells)
+        unlinked = cells & ~flood(1 << root, cells)
         if unlinked:
             name = CELL_NAMES[(unlinked & -unlinked).bit_length() - 1]
             raise PositionError(
