@@ -22,6 +22,7 @@ import re
 import shlex
 import signal
 import subprocess
+import sys
 from collections import deque
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -55,6 +56,7 @@ class BotCommandError(RefereeError, ValueError):
 # --- commands ----------------------------------------------------------------
 
 _KEYS = ("name", "cmd", "dir", "env")
+_BARE_PYTHON = frozenset({"python", "python3"})
 _INTERPRETER = re.compile(r"(python|pypy)[\d.]*|node|deno|ruby|perl|java|bash|sh")
 _OPTIONS_WITH_VALUE = frozenset({"-X", "-W"})
 
@@ -75,6 +77,14 @@ class BotCommand:
             raise BotCommandError("empty bot command")
         object.__setattr__(self, "argv", argv)
         object.__setattr__(self, "env", MappingProxyType(dict(self.env)))
+
+    def resolved_argv(self) -> tuple[str, ...]:
+        """The argv to run: a bare ``python`` or ``python3`` is the referee's own
+        interpreter, so ``python -m bots.random`` works wherever the referee does
+        (in a virtual environment, or where only ``python3`` is on the PATH)."""
+        if self.argv[0] in _BARE_PYTHON:
+            return (sys.executable, *self.argv[1:])
+        return self.argv
 
     @classmethod
     def parse(cls, text: str) -> BotCommand:
@@ -364,7 +374,7 @@ async def _spawn(command: BotCommand) -> trio.Process:
     env = {**os.environ, **command.env} if command.env else None
     try:
         return await trio.lowlevel.open_process(
-            command.argv,
+            command.resolved_argv(),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -144,7 +144,7 @@ class GameSession:
                 per_turn_ms=None if control.per_turn is None else _ms(control.per_turn),
             ),
             startup_ms=_ms(control.startup),
-            settings=dict(self.settings.options),
+            settings=dict(self.game.rule_settings(self.state)),
             position=self._start_notation,
             max_line_bytes=self.max_line_bytes,
         )

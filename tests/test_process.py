@@ -450,3 +450,11 @@ async def test_log_spam_bot_logs_then_passes() -> None:
     assert len(answer) == 101
     assert all(json.loads(line or b"")["type"] == "log" for line in answer[:-1])
     assert json.loads(answer[-1] or b"") == {"type": "turn", "id": 7, "actions": []}
+
+
+def test_a_bare_python_runs_under_the_referees_interpreter() -> None:
+    command = BotCommand.parse("python -m bots.random --seed 2")
+    assert command.resolved_argv() == (sys.executable, "-m", "bots.random", "--seed", "2")
+    assert command.argv[0] == "python"  # as the user wrote it, in records and names
+    other = BotCommand.parse("python3.11 bot.py")
+    assert other.resolved_argv() == other.argv

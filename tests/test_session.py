@@ -187,6 +187,7 @@ def test_game_from_a_set_up_position_records_it():
     assert session.deciding == 1
     message = session.new_game(1, 1)
     assert message.position == start and message.seat_name == "purple"
+    assert message.settings == {"turn_limit": 200}
     record = session.record()
     assert record.tags["SetUp"] == "1" and record.tags["Position"] == start
 

@@ -110,6 +110,13 @@ class Game(Protocol[State, Decision]):
         """The state in the game's position notation (Ivy: the §6 string)."""
         ...
 
+    def rule_settings(self, state: State) -> Mapping[str, Any]:
+        """The rule settings in force, defaults included (Ivy: ``{"turn_limit": 200}``).
+
+        ``new_game`` announces them to every bot.
+        """
+        ...
+
     def settings_tags(self, state: State) -> Mapping[str, str]:
         """Rule settings to record with the game (Ivy: ``{"TurnLimit": "200"}``)."""
         ...

@@ -113,6 +113,10 @@ class IvyGame:
         """The §6 position string."""
         return str(state.position)
 
+    def rule_settings(self, state: IvyState) -> Mapping[str, int]:
+        """The settings in force: the turn limit."""
+        return {"turn_limit": state.turn_limit}
+
     def settings_tags(self, state: IvyState) -> Mapping[str, str]:
         """The PGN tags recording the rule settings: the turn limit."""
         return {"TurnLimit": str(state.turn_limit)}
