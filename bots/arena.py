@@ -1,10 +1,11 @@
 """The arena: bot policies play Ivy against each other in one process, on simulated clocks.
 
-No processes and no protocol: each :class:`~bots.sdk.Bot` is called directly with the
-position and a :class:`~bots.sdk.Clock` measured with ``time.perf_counter``, under a
-Fischer time control like the referee's (the increment is added after every turn). A
-bot that overruns its clock or plays an illegal turn loses the game, as under the
-referee; the rules and the end of the game come from the engine's ``IvyGame``.
+No processes and no pipes: each :class:`~bots.sdk.Bot` is called directly with the
+position and a :class:`~bots.sdk.Clock`, its thinking timed with ``time.perf_counter``;
+the judgement is the referee's own sans-I/O :class:`~referee.session.GameSession`, so
+clocks, forfeits and records are exactly a real match's (the arena is a harness, not a
+bot: it is the one module under ``bots/`` that uses the referee's session). The
+command line uses no time margin, to be strict.
 
 From the command line::
 
@@ -25,51 +26,30 @@ from dataclasses import dataclass, field
 from bots import BUNDLED, make_bot
 from bots.random import RandomBot
 from bots.sdk import Bot, Clock, GameInfo, GameResult
-from referee.errors import IllegalDecision, RefereeError
+from protocol import codec_for
+from protocol.messages import DEFAULT_MAX_LINE_BYTES, TurnReply
+from referee.clock import TimeControl
+from referee.errors import RefereeError
 from referee.games.base import GameSettings
 from referee.games.ivy import IvyGame, Player, Position, Turn
 from referee.games.ivy.game import DEFAULT_TURN_LIMIT
+from referee.pgn import GameRecord
+from referee.session import Ending, GameSession
 from referee.tally import Tally
 
 
 @dataclass(frozen=True, slots=True)
-class TimeControl:
-    """A Fischer time control in seconds: ``base`` to start with, ``increment`` per turn."""
+class ArenaGame:
+    """One arena game: the referee's record and ending, and each side's longest turn."""
 
-    base: float
-    increment: float = 0.0
+    record: GameRecord
+    ending: Ending
+    longest: tuple[float, float]
 
-    @classmethod
-    def parse(cls, text: str) -> TimeControl:
-        """Read PGN-style ``"1+0.05"`` (or ``"5"``); raises :class:`RefereeError`."""
-        base, _, increment = text.partition("+")
-        try:
-            control = cls(float(base), float(increment or 0))
-        except ValueError:
-            raise RefereeError(f"bad time control {text!r} (expected BASE+INCREMENT)") from None
-        if control.base <= 0 or control.increment < 0:
-            raise RefereeError(f"bad time control {text!r}: base must be > 0, increment >= 0")
-        return control
-
-    def __str__(self) -> str:
-        return f"{self.base:g}+{self.increment:g}"
-
-
-@dataclass(slots=True)
-class GameRecord:
-    """One arena game: who played which colour, how it ended and what each side spent.
-
-    ``scores`` are Green's and Purple's; ``turns`` the turns played, in order;
-    ``used`` the total seconds each side thought and ``longest`` its longest turn.
-    """
-
-    players: tuple[str, str]
-    scores: tuple[float, float] = (0.5, 0.5)
-    reason: str = ""
-    termination: str = "normal"
-    turns: list[Turn] = field(default_factory=list)
-    used: list[float] = field(default_factory=lambda: [0.0, 0.0])
-    longest: list[float] = field(default_factory=lambda: [0.0, 0.0])
+    @property
+    def players(self) -> tuple[str, str]:
+        """Green's and Purple's names."""
+        return self.record.tags["Green"], self.record.tags["Purple"]
 
 
 def play_game(
@@ -80,69 +60,55 @@ def play_game(
     turn_limit: int = DEFAULT_TURN_LIMIT,
     start: Position | None = None,
     watch: Callable[[Position, Turn], None] | None = None,
-) -> GameRecord:
-    """Play one game between two bots and return its record.
+) -> ArenaGame:
+    """Play one game between two bots, judged by the referee's own :class:`GameSession`.
 
-    ``watch`` (if given) sees every position with the turn played in it.
+    Each turn is timed with ``time.perf_counter`` and charged to the bot's clock
+    exactly as the referee charges a bot process (margin included); an illegal turn
+    or an overrun loses the game. ``watch`` (if given) sees every position with the
+    turn played in it.
     """
-    game = IvyGame()
-    settings = GameSettings(
-        players=2,
-        start=None if start is None else str(start),
-        options={"turn_limit": turn_limit},
+    codec = codec_for("ivy")
+    session = GameSession(
+        IvyGame(),
+        codec,
+        GameSettings(
+            players=2,
+            start=None if start is None else str(start),
+            options={"turn_limit": turn_limit},
+        ),
+        players=(green.name, purple.name),
+        control=time_control,
+        max_line_bytes=DEFAULT_MAX_LINE_BYTES,
     )
-    state = game.start(settings)
     bots = (green, purple)
-    record = GameRecord(players=(green.name, purple.name))
-    remaining = [time_control.base, time_control.base]
     for seat, bot in enumerate(bots):
         bot.new_game(
             GameInfo(
                 player=Player(seat),
-                players=record.players,
-                start=state.position,
+                players=session.players,
+                start=session.state.position,
                 turn_limit=turn_limit,
-                clock=Clock(time_control.base, time_control.increment),
+                clock=Clock(session.clock.remaining(seat), time_control.increment),
             )
         )
-    while True:
-        outcome = game.outcome(state)
-        if outcome is not None:
-            record.scores = (outcome.scores[0], outcome.scores[1])
-            record.reason = outcome.reason
-            break
-        seat = int(state.position.to_move)
-        bot = bots[seat]
-        clock = Clock(remaining[seat], time_control.increment)
+    longest = [0.0, 0.0]
+    while (seat := session.deciding) is not None:
+        request = session.next_request(session.plies + 1)
+        position = session.state.position
         started = time.perf_counter()
-        turn = bot.choose(state.position, clock)
+        turn = bots[seat].choose(position, Clock.from_info(request.message.clock))
         spent = time.perf_counter() - started
-        record.used[seat] += spent
-        record.longest[seat] = max(record.longest[seat], spent)
-        if spent > remaining[seat]:
-            why = f"out of time ({spent:.3f} s > {clock.remaining:.3f} s)"
-            _forfeit(record, seat, "time forfeit", why)
-            break
-        remaining[seat] += time_control.increment - spent
+        longest[seat] = max(longest[seat], spent)
         if watch is not None:
-            watch(state.position, turn)
-        try:
-            state = game.apply(state, seat, turn)
-        except IllegalDecision as error:
-            _forfeit(record, seat, "rules infraction", f"illegal turn {turn}: {error}")
-            break
-        record.turns.append(turn)
-    result = {(1.0, 0.0): "1-0", (0.0, 1.0): "0-1"}.get(record.scores, "1/2-1/2")
+            watch(position, turn)
+        reply = TurnReply(id=request.message.id, actions=codec.actions_raw(turn))
+        session.submit(seat, reply, spent)
+    ending = session.ending
+    assert ending is not None
     for bot in bots:
-        bot.game_over(GameResult(result, record.scores, record.termination, record.reason))
-    return record
-
-
-def _forfeit(record: GameRecord, seat: int, termination: str, why: str) -> None:
-    """Record that ``seat`` lost the game for a fault."""
-    record.scores = (0.0, 1.0) if seat == 0 else (1.0, 0.0)
-    record.termination = termination
-    record.reason = f"{Player(seat).title} {why}"
+        bot.game_over(GameResult(ending.result, ending.scores, ending.termination, ending.reason))
+    return ArenaGame(session.record(), ending, (longest[0], longest[1]))
 
 
 @dataclass(slots=True)
@@ -190,7 +156,7 @@ def play_match(
     turn_limit: int = DEFAULT_TURN_LIMIT,
     seed: int = 0,
     opening_turns: int = 0,
-    report: Callable[[int, GameRecord], None] | None = None,
+    report: Callable[[int, ArenaGame], None] | None = None,
 ) -> MatchResult:
     """Play ``games`` games between fresh bots from ``make_a`` and ``make_b``.
 
@@ -206,23 +172,23 @@ def play_match(
         a_seat = index % 2
         green, purple = (a, b) if a_seat == 0 else (b, a)
         start = random_opening(opening_turns, seed + index // 2) if opening_turns else None
-        record = play_game(
+        played = play_game(
             green, purple, time_control=time_control, turn_limit=turn_limit, start=start
         )
-        score = record.scores[a_seat]
+        score = played.ending.scores[a_seat]
         if score == 1.0:
             match.wins += 1
         elif score == 0.0:
             match.losses += 1
         else:
             match.draws += 1
-        if record.termination != "normal":
-            match.forfeits.append(f"game {index + 1}: {record.reason}")
-        match.lengths.append(len(record.turns))
-        match.longest[0] = max(match.longest[0], record.longest[a_seat])
-        match.longest[1] = max(match.longest[1], record.longest[1 - a_seat])
+        if played.ending.termination != "normal":
+            match.forfeits.append(f"game {index + 1}: {played.ending.reason}")
+        match.lengths.append(len(played.record.turns))
+        match.longest[0] = max(match.longest[0], played.longest[a_seat])
+        match.longest[1] = max(match.longest[1], played.longest[1 - a_seat])
         if report is not None:
-            report(index, record)
+            report(index, played)
     return match
 
 
@@ -245,16 +211,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--quiet", action="store_true", help="print the summary only")
     args = parser.parse_args(argv)
     try:
-        time_control = TimeControl.parse(args.tc)
+        time_control = TimeControl.parse(args.tc, margin=0.0)
     except RefereeError as error:
         parser.error(str(error))
 
-    def report(index: int, record: GameRecord) -> None:
-        green, purple = record.players
+    def report(index: int, played: ArenaGame) -> None:
+        green, purple = played.players
         print(
             f"game {index + 1}: {green} (Green) vs {purple} (Purple)"
-            f" {record.scores[0]:g}-{record.scores[1]:g} in {len(record.turns)} turns:"
-            f" {record.reason}",
+            f" {played.ending.result} in {len(played.record.turns)} turns:"
+            f" {played.ending.reason}",
             flush=True,
         )
 

@@ -17,7 +17,7 @@ import msgspec
 import pytest
 
 from bots import BUNDLED, make_bot
-from bots.arena import TimeControl, play_game, play_match
+from bots.arena import play_game, play_match
 from bots.climber import ClimberBot
 from bots.greedy import GreedyBot, candidate_turns, cut_sets, flood, spread
 from bots.random import RandomBot
@@ -32,8 +32,9 @@ from protocol.messages import (
     TurnRequest,
     encode_line,
 )
-from referee.errors import RefereeError
+from referee.clock import TimeControl
 from referee.games.ivy import NEIGHBOURS, ROOTS, TOP, Player, Position, Turn, iter_cells
+from referee.replay import verify
 
 ROOT = Path(__file__).resolve().parents[1]
 ROOMY = Clock(10.0, 0.1)
@@ -143,15 +144,6 @@ def test_clock_budget_shares_the_remaining_time() -> None:
     assert Clock(0.5, 0.0, per_turn=0.5).budget() == pytest.approx(0.25)
 
 
-def test_time_control_parsing() -> None:
-    assert TimeControl.parse("1+0.05") == TimeControl(1.0, 0.05)
-    assert TimeControl.parse("5") == TimeControl(5.0, 0.0)
-    assert str(TimeControl(1.0, 0.05)) == "1+0.05"
-    for bad in ("fast", "0+1", "1+-1"):
-        with pytest.raises(RefereeError):
-            TimeControl.parse(bad)
-
-
 class Sleeper(Bot):
     """Passes, slowly."""
 
@@ -172,17 +164,17 @@ class Cheater(Bot):
 
 
 def test_arena_forfeits_a_bot_out_of_time() -> None:
-    record = play_game(Sleeper(), RandomBot(0), time_control=TimeControl(0.05, 0.0))
-    assert record.scores == (0.0, 1.0)
-    assert record.termination == "time forfeit"
-    assert record.reason.startswith("Green out of time")
+    played = play_game(Sleeper(), RandomBot(0), time_control=TimeControl(base=0.05, margin=0.0))
+    assert played.ending.scores == (0.0, 1.0)
+    assert played.ending.termination == "time forfeit"
+    assert played.ending.reason.startswith("Green (sleeper) forfeits: Green ran out of time")
 
 
 def test_arena_forfeits_an_illegal_turn() -> None:
-    record = play_game(RandomBot(0), Cheater(), time_control=TimeControl(5.0, 0.0))
-    assert record.scores == (1.0, 0.0)
-    assert record.termination == "rules infraction"
-    assert "illegal turn e12" in record.reason
+    played = play_game(RandomBot(0), Cheater(), time_control=TimeControl(base=5.0))
+    assert played.ending.scores == (1.0, 0.0)
+    assert played.ending.termination == "rules infraction"
+    assert "turn 2 (Purple): creep e12" in played.ending.reason
 
 
 def test_arena_tells_bots_about_the_game() -> None:
@@ -195,11 +187,14 @@ def test_arena_tells_bots_about_the_game() -> None:
         def game_over(self, result: GameResult) -> None:
             seen.append(result)
 
-    record = play_game(Watcher(1), GreedyBot(1), time_control=TimeControl(5.0, 0.1), turn_limit=6)
+    played = play_game(
+        Watcher(1), GreedyBot(1), time_control=TimeControl(base=5.0, increment=0.1), turn_limit=6
+    )
     info, result = seen
     assert isinstance(info, GameInfo) and info.player is Player.GREEN and info.turn_limit == 6
-    assert isinstance(result, GameResult) and result.scores == record.scores
-    assert len(record.turns) <= 6
+    assert isinstance(result, GameResult) and result.scores == played.ending.scores
+    assert len(played.record.turns) <= 6
+    assert verify(played.record).valid
 
 
 def test_greedy_beats_random() -> None:
@@ -207,7 +202,7 @@ def test_greedy_beats_random() -> None:
         lambda seed: GreedyBot(seed),
         lambda seed: RandomBot(seed),
         games=6,
-        time_control=TimeControl(5.0, 0.1),
+        time_control=TimeControl(base=5.0, increment=0.1),
     )
     assert match.wins >= 5, match.summary()
 
