@@ -114,7 +114,7 @@ async def play_against(
                 if error is not None:
                     await link.goodbye(error)
                 else:
-                    say(f"{names[bot_seat]} plays {session.record().turns[-1].token}")
+                    say(f"{names[bot_seat]} plays {session.last_notation}")
             if session.ending is not None:
                 say(render(game.view(session.state, 0), color))
                 say(f"Game over: {session.ending.result} — {session.ending.reason}")

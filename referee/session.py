@@ -291,6 +291,11 @@ class GameSession:
         """How many decisions have been accepted."""
         return len(self._played)
 
+    @property
+    def last_notation(self) -> str | None:
+        """The last accepted decision in record notation (``None`` before the first)."""
+        return self._played[-1].notation if self._played else None
+
     def record(self) -> GameRecord:
         """The game as a PGN record (``*`` while it goes on)."""
         ending = self.ending
