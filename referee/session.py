@@ -228,7 +228,7 @@ class GameSession:
         except IllegalDecision as illegal:
             offending = None if illegal.index is None else f"$.actions[{illegal.index}]"
             error = BotIllegalTurn(str(illegal))
-            return self._forfeit(seat, error, "illegal_turn", offending)
+            return self._forfeit(seat, error, offending)
         self.clock.add_increment(seat)
         self._played.append(
             _Played(
@@ -249,16 +249,10 @@ class GameSession:
         Returns the ``error`` message to send to the bot, or ``None`` when it
         cannot be told (it crashed).
         """
-        code = getattr(error, "code", None)
-        if isinstance(error, ProtocolViolation):
-            return self._forfeit(seat, error, error.code, error.offending)
-        if isinstance(error, BotTimeout):
-            return self._forfeit(seat, error, "timeout", None)
-        return self._forfeit(seat, error, code, None)
+        offending = error.offending if isinstance(error, ProtocolViolation) else None
+        return self._forfeit(seat, error, offending)
 
-    def _forfeit(
-        self, seat: int, error: BotFault, code: str | None, offending: str | None
-    ) -> ErrorMessage | None:
+    def _forfeit(self, seat: int, error: BotFault, offending: str | None) -> ErrorMessage | None:
         self._asked = None
         players = len(self.players)
         winners = players - 1
@@ -269,9 +263,9 @@ class GameSession:
             reason=f"{self.seat_name(seat)} ({self.players[seat]}) forfeits: {error}",
             faulty_seat=seat,
         )
-        if code not in ERROR_CODES:
-            return None
-        return ErrorMessage(code=code, message=str(error), offending=offending)
+        if error.code not in ERROR_CODES:
+            return None  # a crash: there is nobody left to tell
+        return ErrorMessage(code=error.code, message=str(error), offending=offending)
 
     def _settle(self) -> None:
         """End the game if the rules say it is over."""
