@@ -127,7 +127,6 @@ class _Run:
         self.finished = len(done)
         self.logs = config.output / LOGS
         self.run_logs = _next_run_directory(self.logs)
-        """Saving games one at a time keeps appends to the PGN file whole."""
 
     def standings(self) -> RatingTable:
         """The ratings from the games finished so far (every player listed)."""

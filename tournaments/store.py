@@ -96,7 +96,8 @@ class ResultStore:
     """An open results database. Use :meth:`open`, and :meth:`close` (or ``with``) when done.
 
     Calls are synchronous and short (one transaction each); the trio runner
-    makes them directly, shielded from cancellation.
+    makes them directly from its event loop, with no checkpoint in between, so
+    cancellation cannot cut one in half.
     """
 
     def __init__(self, connection: sqlite3.Connection, path: Path) -> None:
