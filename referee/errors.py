@@ -8,6 +8,7 @@ Every error the referee raises on purpose is a :class:`RefereeError`, so callers
 - :class:`BotFault` and its children: a bot process misbehaved. The match runner
   turns these into a lost game with a PGN ``Termination``, never into a crash.
 - :class:`RecordError`: a game record (PGN) cannot be read.
+- :class:`RefereeFault`: the referee's own resources failed; never a bot's loss.
 """
 
 from __future__ import annotations
@@ -90,3 +91,15 @@ class BotIllegalTurn(BotFault):
     """The bot sent a well-formed turn that the rules refuse."""
 
     code = "illegal_turn"
+
+
+# --- the referee itself ------------------------------------------------------
+
+
+class RefereeFault(RefereeError):
+    """The referee's own resources failed: file descriptors, memory, disk, fork.
+
+    No bot is to blame, so this is never a :class:`BotFault`: a game it interrupts
+    is not recorded (a tournament plays it again on its next run), and the command
+    stops with one line naming the cause.
+    """
