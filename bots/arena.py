@@ -93,17 +93,17 @@ def play_game(
             )
         )
     longest = [0.0, 0.0]
-    while (seat := session.deciding) is not None:
+    while (deciding := session.deciding) is not None:
         request = session.next_request(session.plies + 1)
         position = session.state.position
         started = time.perf_counter()
-        turn = bots[seat].choose(position, Clock.from_info(request.message.clock))
+        turn = bots[deciding].choose(position, Clock.from_info(request.message.clock))
         spent = time.perf_counter() - started
-        longest[seat] = max(longest[seat], spent)
+        longest[deciding] = max(longest[deciding], spent)
         if watch is not None:
             watch(position, turn)
         reply = TurnReply(id=request.message.id, actions=codec.actions_raw(turn))
-        session.submit(seat, reply, spent)
+        session.submit(deciding, reply, spent)
     ending = session.ending
     assert ending is not None
     for bot in bots:

@@ -491,7 +491,8 @@ def _blocks(position: Position, board: Board) -> list[list[Action]]:
     if not rival_path:
         return []
     frontier = spread(board.vines[me]) & empty
-    return [[Creep(cell)] for cell in rival_path if frontier >> cell & 1][-2:]
+    blocks: list[list[Action]] = [[Creep(cell)] for cell in rival_path if frontier >> cell & 1]
+    return blocks[-2:]
 
 
 def _choke_options(builder: TurnBuilder, limit: int) -> list[Action]:

@@ -15,6 +15,7 @@ from typing import Any
 
 from protocol.connection import (
     END_OF_STREAM,
+    MAX_NESTING,
     NEED_DATA,
     BotConnection,
     Event,
@@ -65,6 +66,7 @@ __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
     "END_OF_STREAM",
     "ERROR_CODES",
+    "MAX_NESTING",
     "NEED_DATA",
     "PROTOCOL_VERSION",
     "REFEREE_TO_BOT",

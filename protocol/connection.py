@@ -7,12 +7,18 @@ from :meth:`BotConnection.next_event`: a bot message, :data:`NEED_DATA` or
 :data:`END_OF_STREAM`. Deadlines are the caller's too.
 
 The connection frames lines (split on ``\\n``, a trailing ``\\r`` tolerated, blank
-lines skipped, no line longer than ``max_line_bytes``), decodes them, and follows
-the session through its phases, all listed in the two transition tables below::
+lines skipped, no line longer than ``max_line_bytes``), decodes them (arrays and
+objects nested at most :data:`MAX_NESTING` deep, so no line can exhaust the stack
+of the decoder), and follows the session through its phases, all listed in the two
+transition tables below::
 
     IDLE --new_game--> AWAITING_READY --ready--> IN_GAME --turn--> AWAITING_TURN
     IN_GAME <--turn reply-- AWAITING_TURN;  game_over: any in-game phase --> IDLE
     quit: any phase --> CLOSED;  a violation: --> ERROR, for good
+
+A reply answers only a request written before it began: a reply line of which any
+byte had been fed to :meth:`~BotConnection.receive_data` when its request was sent is a
+violation ("reply started before its request"); a ``log`` line may straddle a request.
 
 Whose fault: a bot that breaks the protocol raises :class:`ProtocolViolation`
 (a ``BotProtocolError``; the bot loses); the referee misusing the connection
@@ -24,6 +30,8 @@ raises :class:`LocalProtocolError` (a bug). Either leaves the connection in
 from __future__ import annotations
 
 import enum
+from array import array
+from itertools import accumulate
 from typing import Final, Literal, TypeAlias, TypeVar
 
 import msgspec
@@ -52,6 +60,14 @@ DEFAULT_MAX_LOG_CHARS = 4000
 
 EXCERPT_BYTES = 100
 """How much of a bad line a violation quotes as its offending part."""
+
+MAX_NESTING = 64
+"""How deep arrays and objects may nest in a line; deeper is a ``parse_error``.
+
+msgspec decodes nested values by recursion, and a line of a few thousand ``[``
+would exhaust the stack (a ``RecursionError``, at a depth that depends on the
+caller's own stack). Messages nest three deep; 64 leaves room for any extra field.
+"""
 
 
 class Signal(enum.Enum):
@@ -135,15 +151,20 @@ class BotConnection:
         self.max_line_bytes = max_line_bytes
         self.max_log_chars = max_log_chars
         self._phase = Phase.IDLE
+        self._next_id = 1
         self._pending_id: int | None = None
         self._cancelled_ids: set[int] = set()
         self._buffer = bytearray()
         self._scanned = 0  # bytes at the front of the buffer known to hold no newline
         self._tail = 0  # bytes at the end of the buffer after its last newline
         self._overflowed = False  # the tail passed the limit: stop buffering
+        self._early = 0  # bytes at the front of the buffer received before the last request
+        self._line_early = False  # the line just cut began before the last request
         self._eof = False
         self._failure: Exception | None = None
         self._send_buffer = bytearray()
+        self.last_reply_line = b""
+        """The raw line of the last reply :meth:`next_event` delivered (for the game's log)."""
 
     @property
     def phase(self) -> Phase:
@@ -155,12 +176,19 @@ class BotConnection:
         """The id of the request the bot must answer now, if any."""
         return self._pending_id
 
+    @property
+    def next_id(self) -> int:
+        """The id for the next message that carries one (``new_game``, ``turn``,
+        ``game_over``): 1 at first, then one more than the last one sent."""
+        return self._next_id
+
     # --- referee → bot ----------------------------------------------------------
 
     def send(self, message: RefereeMessage) -> bytes:
         """The bytes to write for ``message``; moves the session to its next phase.
 
-        A request's id becomes the pending id. ``game_over`` or ``quit`` sent while
+        A request's id becomes the pending id; the bytes received so far and not yet
+        taken as lines may not begin its reply. ``game_over`` or ``quit`` sent while
         a request is pending cancels it: a late reply with that id is ignored.
         """
         next_phase = _SEND.get((self._phase, type(message)))
@@ -173,9 +201,12 @@ class BotConnection:
             )
         if isinstance(message, NewGame | TurnRequest):
             self._pending_id = message.id
+            self._early = len(self._buffer)  # a reply may not begin in these bytes
         elif isinstance(message, GameOver | Quit) and self._pending_id is not None:
             self._cancelled_ids.add(self._pending_id)
             self._pending_id = None
+        if isinstance(message, NewGame | TurnRequest | GameOver):
+            self._next_id = message.id + 1
         self._phase = next_phase
         return encode_line(message, self._send_buffer)
 
@@ -212,7 +243,8 @@ class BotConnection:
             message = self._decode(line)
             if isinstance(message, Log):
                 return self._bounded(message)
-            if self._accept_reply(message):
+            if self._accept_reply(message, line):
+                self.last_reply_line = line
                 return message
 
     def _next_line(self) -> bytes | Signal:
@@ -220,16 +252,20 @@ class BotConnection:
         index = self._buffer.find(b"\n", self._scanned, self.max_line_bytes + 1)
         if index < 0:
             if len(self._buffer) > self.max_line_bytes:
+                kept = bytes(self._buffer[: self.max_line_bytes + 1])
                 raise self._violation(
                     "line_too_long",
                     f"line longer than {self.max_line_bytes} bytes",
-                    _excerpt(self._buffer),
+                    _excerpt(kept),
+                    kept,
                 )
             self._scanned = len(self._buffer)
             return END_OF_STREAM if self._eof else NEED_DATA
         line = bytes(self._buffer[:index])
         del self._buffer[: index + 1]
         self._scanned = 0
+        self._line_early = self._early > 0
+        self._early = max(0, self._early - index - 1)
         return line[:-1] if line.endswith(b"\r") else line
 
     def _decode(self, line: bytes) -> BotMessage:
@@ -239,8 +275,16 @@ class BotConnection:
                 line.decode("utf-8")
             except UnicodeDecodeError as error:
                 raise self._violation(
-                    "parse_error", f"line is not valid UTF-8: {error.reason}", _excerpt(line)
+                    "parse_error", f"line is not valid UTF-8: {error.reason}", _excerpt(line), line
                 ) from None
+        # Counting brackets is nearly free; only a line with many looks closer.
+        if line.count(b"[") + line.count(b"{") > MAX_NESTING and _nesting(line) > MAX_NESTING:
+            raise self._violation(
+                "parse_error",
+                f"line nests arrays and objects more than {MAX_NESTING} deep",
+                _excerpt(line),
+                line,
+            )
         try:
             return BOT_TO_REFEREE.decode(line)
         except msgspec.ValidationError as error:
@@ -248,18 +292,28 @@ class BotConnection:
             complaint = _parse_error(line)
             if complaint is not None:
                 raise self._violation(
-                    "parse_error", f"line is not JSON: {complaint}", _excerpt(line)
+                    "parse_error", f"line is not JSON: {complaint}", _excerpt(line), line
                 ) from None
-            raise self._fail(invalid_message(error)) from None
+            violation = invalid_message(error)
+            violation.line = line
+            raise self._fail(violation) from None
         except msgspec.DecodeError as error:
             raise self._violation(
-                "parse_error", f"line is not JSON: {error}", _excerpt(line)
+                "parse_error", f"line is not JSON: {error}", _excerpt(line), line
             ) from None
 
-    def _accept_reply(self, message: Ready | TurnReply) -> bool:
+    def _accept_reply(self, message: Ready | TurnReply, line: bytes) -> bool:
         """Check ``message`` against the pending request; ``False`` drops a cancelled reply."""
         next_phase = _RECEIVE.get((self._phase, type(message)))
         if next_phase is not None and message.id == self._pending_id:
+            if self._line_early:
+                raise self._violation(
+                    "invalid_message",
+                    f"reply started before its request: part of this {_tag(message)} had"
+                    f" arrived before {_PENDING_REQUEST[self._phase]} id {message.id} was written",
+                    _excerpt(line),
+                    line,
+                )
             self._phase = next_phase
             self._pending_id = None
             return True
@@ -275,12 +329,15 @@ class BotConnection:
                 )
             else:
                 pending = "no request is waiting for a reply"
-            raise self._violation("invalid_message", f"unexpected {kind}: {pending}", "$.type")
+            raise self._violation(
+                "invalid_message", f"unexpected {kind}: {pending}", "$.type", line
+            )
         raise self._violation(
             "invalid_message",
             f"{kind} has id {message.id}, but the pending request is "
             f"{_PENDING_REQUEST[self._phase]} id {self._pending_id}",
             "$.id",
+            line,
         )
 
     def _bounded(self, log: Log) -> Log:
@@ -296,8 +353,10 @@ class BotConnection:
         if self._failure is not None:
             raise LocalProtocolError(f"the connection is in the error state after: {self._failure}")
 
-    def _violation(self, code: ErrorCode, message: str, offending: str) -> ProtocolViolation:
-        return self._fail(ProtocolViolation(code, message, offending))
+    def _violation(
+        self, code: ErrorCode, message: str, offending: str, line: bytes
+    ) -> ProtocolViolation:
+        return self._fail(ProtocolViolation(code, message, offending, line=line))
 
     def _local_error(self, message: str) -> LocalProtocolError:
         return self._fail(LocalProtocolError(message))
@@ -307,6 +366,7 @@ class BotConnection:
         self._phase = Phase.ERROR
         self._failure = error
         self._buffer.clear()
+        self._early = 0
         return error
 
 
@@ -320,10 +380,33 @@ def _excerpt(data: bytes | bytearray) -> str:
     return bytes(data[:EXCERPT_BYTES]).decode("utf-8", "backslashreplace")
 
 
+_ANY_JSON = msgspec.json.Decoder(msgspec.Raw)
+"""Checks that a line is JSON without building it (nor judging its numbers' size)."""
+
+
 def _parse_error(line: bytes) -> str | None:
     """msgspec's complaint about ``line`` as plain JSON, or ``None`` if it is JSON."""
     try:
-        msgspec.json.decode(line)
+        _ANY_JSON.decode(line)
     except msgspec.DecodeError as error:
         return str(error)
     return None
+
+
+_NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
+_STEPS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
+"""An opening bracket as +1, a closing one as -1 (as signed bytes)."""
+
+
+def _nesting(line: bytes) -> int:
+    """How deep arrays and objects nest in ``line``, strings left out.
+
+    Exact for JSON; for a broken line never less than what a parser reaches
+    before its first error (a stray closing bracket only lowers the count), so a
+    line found shallow enough can be handed to msgspec. Runs at C speed: escaped
+    backslashes and quotes go first, then every other piece between quotes is
+    the inside of a string.
+    """
+    pieces = line.replace(b"\\\\", b"").replace(b'\\"', b"").split(b'"')
+    steps = b"".join(pieces[::2]).translate(_STEPS, _NOT_BRACKETS)
+    return max(accumulate(array("b", steps)), default=0)

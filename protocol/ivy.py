@@ -18,7 +18,7 @@ from typing import Literal, TypeAlias
 
 import msgspec
 
-from protocol.messages import GameCodec, ProtocolViolation, invalid_message
+from protocol.messages import GameCodec, ProtocolViolation, invalid_message, quote
 from referee.errors import RuleError
 from referee.games.ivy import turns
 from referee.games.ivy.board import CELL_NAMES, Player, iter_cells, parse_cell
@@ -38,14 +38,14 @@ class _Record(msgspec.Struct, frozen=True, kw_only=True):
 # --- the view --------------------------------------------------------------------
 
 
-class Sun(_Record, kw_only=True):
+class Sun(_Record, frozen=True, kw_only=True):
     """Each player's sun."""
 
     green: int
     purple: int
 
 
-class VineCell(_Record, tag_field="kind", tag="vine", kw_only=True):
+class VineCell(_Record, tag_field="kind", tag="vine", frozen=True, kw_only=True):
     """A vine cell; ``owner`` is ``None`` while it is withering."""
 
     cell: str
@@ -54,14 +54,14 @@ class VineCell(_Record, tag_field="kind", tag="vine", kw_only=True):
     lit: bool
 
 
-class DeadwoodCell(_Record, tag_field="kind", tag="deadwood", kw_only=True):
+class DeadwoodCell(_Record, tag_field="kind", tag="deadwood", frozen=True, kw_only=True):
     """A deadwood cell with its marker (2 or 1)."""
 
     cell: str
     marker: int
 
 
-class IvyView(_Record, kw_only=True):
+class IvyView(_Record, frozen=True, kw_only=True):
     """What an Ivy bot sees before its turn (the whole board: Ivy hides nothing)."""
 
     position: str
@@ -120,15 +120,15 @@ class _Action(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
     cell: str
 
 
-class Creep(_Action, tag="creep"):
+class Creep(_Action, tag="creep", frozen=True):
     """Grow into an empty cell."""
 
 
-class Leaf(_Action, tag="leaf"):
+class Leaf(_Action, tag="leaf", frozen=True):
     """Put a leaf on one's own living vine."""
 
 
-class Choke(_Action, tag="choke"):
+class Choke(_Action, tag="choke", frozen=True):
     """Turn a vine into deadwood (at most one, last)."""
 
 
@@ -159,9 +159,10 @@ def decode_actions(raw: msgspec.Raw) -> Turn:
     for index, action in enumerate(actions):
         try:
             cell = parse_cell(action.cell)
-        except RuleError as error:
+        except RuleError:
             path = f"$.actions[{index}].cell"
-            raise ProtocolViolation("invalid_message", f"{error} - at `{path}`", path) from None
+            message = f"unknown cell {quote(action.cell)} - at `{path}`"  # it may be long
+            raise ProtocolViolation("invalid_message", message, path) from None
         decoded.append(_TO_ENGINE[type(action)](cell))
     return Turn(tuple(decoded))
 

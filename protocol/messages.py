@@ -33,7 +33,7 @@ DEFAULT_MAX_LINE_BYTES = 1 << 20
 """The longest line (not counting its newline) a bot may send, unless set otherwise."""
 
 ErrorCode: TypeAlias = Literal[
-    "parse_error", "invalid_message", "illegal_turn", "line_too_long", "timeout"
+    "parse_error", "invalid_message", "illegal_turn", "line_too_long", "flood", "timeout"
 ]
 """The stable codes of an ``error`` message (see docs/protocol.md, "Violations")."""
 
@@ -43,7 +43,8 @@ ERROR_CODES: tuple[ErrorCode, ...] = get_args(ErrorCode)
 class _Message(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
     """Base of every top-level message: tagged by ``"type"``.
 
-    Subclasses repeat ``kw_only=True``: msgspec applies it class by class.
+    Subclasses repeat ``frozen=True, kw_only=True``: msgspec applies ``kw_only`` class by
+    class, and type checkers read ``frozen`` the same way.
     """
 
 
@@ -54,7 +55,7 @@ class _Record(msgspec.Struct, frozen=True, kw_only=True):
 # --- referee → bot -------------------------------------------------------------
 
 
-class TimeControlInfo(_Record, kw_only=True):
+class TimeControlInfo(_Record, frozen=True, kw_only=True):
     """The time control of a game, as announced in ``new_game``.
 
     ``fischer``: the clock starts at ``base_ms`` and gains ``increment_ms`` after
@@ -68,7 +69,7 @@ class TimeControlInfo(_Record, kw_only=True):
     per_turn_ms: int | None
 
 
-class ClockInfo(_Record, kw_only=True):
+class ClockInfo(_Record, frozen=True, kw_only=True):
     """The bot's own clock as it stands when a ``turn`` request is written.
 
     ``remaining_ms`` is the time the bot has for this turn; ``last_turn_ms`` how
@@ -82,7 +83,7 @@ class ClockInfo(_Record, kw_only=True):
     last_turn_ms: int | None
 
 
-class PastTurn(_Record, kw_only=True):
+class PastTurn(_Record, frozen=True, kw_only=True):
     """A turn played since the bot's last request, for bots that track the game."""
 
     seat: int
@@ -91,7 +92,7 @@ class PastTurn(_Record, kw_only=True):
     actions: msgspec.Raw
 
 
-class NewGame(_Message, tag="new_game", kw_only=True):
+class NewGame(_Message, tag="new_game", frozen=True, kw_only=True):
     """Starts a game; the bot answers :class:`Ready` within ``startup_ms``."""
 
     id: int
@@ -107,7 +108,7 @@ class NewGame(_Message, tag="new_game", kw_only=True):
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
 
 
-class TurnRequest(_Message, tag="turn", kw_only=True):
+class TurnRequest(_Message, tag="turn", frozen=True, kw_only=True):
     """Asks the bot for its next decision; the bot answers :class:`TurnReply`.
 
     ``view`` is the game's view for this seat (see :class:`GameCodec`);
@@ -123,7 +124,7 @@ class TurnRequest(_Message, tag="turn", kw_only=True):
     since_last: tuple[PastTurn, ...] = ()
 
 
-class GameOver(_Message, tag="game_over", kw_only=True):
+class GameOver(_Message, tag="game_over", frozen=True, kw_only=True):
     """Ends a game (no reply). ``scores`` are in seat order."""
 
     id: int
@@ -133,7 +134,7 @@ class GameOver(_Message, tag="game_over", kw_only=True):
     reason: str
 
 
-class ErrorMessage(_Message, tag="error", kw_only=True):
+class ErrorMessage(_Message, tag="error", frozen=True, kw_only=True):
     """Tells the bot what it did wrong, just before the game ends for its fault."""
 
     code: ErrorCode
@@ -141,7 +142,7 @@ class ErrorMessage(_Message, tag="error", kw_only=True):
     offending: str | None = None
 
 
-class Quit(_Message, tag="quit", kw_only=True):
+class Quit(_Message, tag="quit", frozen=True, kw_only=True):
     """Tells the bot to exit: no more games follow."""
 
 
@@ -151,7 +152,7 @@ RefereeMessage: TypeAlias = NewGame | TurnRequest | GameOver | ErrorMessage | Qu
 # --- bot → referee -------------------------------------------------------------
 
 
-class Ready(_Message, tag="ready", kw_only=True):
+class Ready(_Message, tag="ready", frozen=True, kw_only=True):
     """The bot's answer to :class:`NewGame`: it is ready to play."""
 
     id: int
@@ -160,14 +161,14 @@ class Ready(_Message, tag="ready", kw_only=True):
     version: str | None = None
 
 
-class TurnReply(_Message, tag="turn", kw_only=True):
+class TurnReply(_Message, tag="turn", frozen=True, kw_only=True):
     """The bot's decision; ``actions`` is decoded by the game's :class:`GameCodec`."""
 
     id: int
     actions: msgspec.Raw
 
 
-class Log(_Message, tag="log", kw_only=True):
+class Log(_Message, tag="log", frozen=True, kw_only=True):
     """A note from the bot for the referee's log, allowed at any time; never a move."""
 
     message: str
@@ -206,26 +207,71 @@ def embed(value: Any) -> msgspec.Raw:
 
 # --- violations ------------------------------------------------------------------
 
+MAX_QUOTE_CHARS = 200
+"""The most characters of a bot's own text (a bad value, the end of its stderr) that the
+referee quotes in what it writes to bots (an ``error``'s ``message``, a ``game_over``'s
+``reason``), so that no bot can make those messages long."""
+
+MAX_MESSAGE_CHARS = 1000
+"""The longest a violation's message may be (its JSON path aside): what :func:`quote`
+does not already bound is cut here."""
+
+
+def quote(text: str) -> str:
+    """A bot's ``text`` as a message quotes it: ``'text'``, cut to :data:`MAX_QUOTE_CHARS`
+    characters, then saying how long it was (``'xxxx…'… (1000000 characters)``)."""
+    if len(text) <= MAX_QUOTE_CHARS:
+        return f"'{text}'"
+    return f"'{text[:MAX_QUOTE_CHARS]}…' ({len(text)} characters)"
+
+
+_PATH_SUFFIX = re.compile(r" - at `\$(?P<rest>[^`]*)`$")
+_QUOTED_VALUE = re.compile(r"(?<=value )'(?P<value>.*)'", re.DOTALL)
+"""A value msgspec quotes in a validation error (``Invalid enum value 'x'``)."""
+
+
+def _bounded(message: str) -> str:
+    """``message`` with its text before a JSON path cut to :data:`MAX_MESSAGE_CHARS`."""
+    path = _PATH_SUFFIX.search(message)
+    text, suffix = (message, "") if path is None else (message[: path.start()], path[0])
+    if len(text) <= MAX_MESSAGE_CHARS:
+        return message
+    cut = len(text) - MAX_MESSAGE_CHARS
+    return f"{text[:MAX_MESSAGE_CHARS]}… [{cut} character{'s' * (cut > 1)} cut]{suffix}"
+
 
 class ProtocolViolation(BotProtocolError):
     """The bot broke the protocol. Costs it the game.
 
-    ``code`` is one of :data:`ERROR_CODES`; ``offending`` points at the part at
-    fault: a JSON path (``$.actions[2].cell``) or the start of the line.
+    ``code`` is one of :data:`ERROR_CODES`; ``message`` says what is wrong (at most
+    :data:`MAX_MESSAGE_CHARS` characters before its JSON path: a longer one is cut);
+    ``offending`` points at the part at fault: a JSON path (``$.actions[2].cell``) or the
+    start of the line. ``line`` is
+    the whole offending line as it arrived (without its newline; for a line that is
+    too long, as much of it as was kept), when the violation is about one line: it
+    goes to the game's log, never raw into a record.
     """
 
-    def __init__(self, code: ErrorCode, message: str, offending: str | None = None) -> None:
+    code: ErrorCode
+
+    def __init__(
+        self,
+        code: ErrorCode,
+        message: str,
+        offending: str | None = None,
+        *,
+        line: bytes | None = None,
+    ) -> None:
+        message = _bounded(message)
         super().__init__(message)
         self.code = code
         self.message = message
         self.offending = offending
+        self.line = line
 
     def to_message(self) -> ErrorMessage:
         """The ``error`` message that tells the bot about this violation."""
         return ErrorMessage(code=self.code, message=self.message, offending=self.offending)
-
-
-_PATH_SUFFIX = re.compile(r" - at `\$(?P<rest>[^`]*)`$")
 
 
 def invalid_message(error: msgspec.ValidationError, *, at: str = "$") -> ProtocolViolation:
@@ -233,16 +279,18 @@ def invalid_message(error: msgspec.ValidationError, *, at: str = "$") -> Protoco
 
     msgspec's text is kept ("Expected `str`, got `int` - at `$.name`"), its path
     re-rooted at ``at`` when the decoded value sat inside a larger message
-    (``at="$.actions"`` turns ``$[2].cell`` into ``$.actions[2].cell``).
+    (``at="$.actions"`` turns ``$[2].cell`` into ``$.actions[2].cell``), and a value it
+    quotes (``Invalid value 'x'``) cut as :func:`quote` cuts it.
     """
     text = str(error)
     match = _PATH_SUFFIX.search(text)
-    if match is None:
-        return ProtocolViolation(
-            "invalid_message", text if at == "$" else f"{text} - at `{at}`", at
-        )
-    path = at + match["rest"]
-    return ProtocolViolation("invalid_message", f"{text[: match.start()]} - at `{path}`", path)
+    path = at if match is None else at + match["rest"]
+    if match is not None:
+        text = text[: match.start()]
+    text = _QUOTED_VALUE.sub(lambda found: quote(found["value"]), text, count=1)
+    if match is None and at == "$":
+        return ProtocolViolation("invalid_message", text, at)
+    return ProtocolViolation("invalid_message", f"{text} - at `{path}`", path)
 
 
 # --- games -----------------------------------------------------------------------

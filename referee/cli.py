@@ -2,18 +2,24 @@
 
 Commands only parse their arguments and call library functions; whatever they
 do can be done from Python. Any :class:`~referee.errors.RefereeError` (or
-``OSError``) a command lets through becomes one line ``Error: …`` on stderr and
-exit code 1 — :class:`RefereeGroup` does that for every command of the group.
+``OSError``, or SQLite error) a command lets through, alone or inside an
+exception group, becomes one line ``Error: …`` on stderr and exit code 1; Ctrl-C
+at any moment becomes one line and exit code 130 — :class:`RefereeGroup` does
+that for every command of the group.
 
 Exit codes: 0 success; 1 an error, or (``replay``) an invalid game; 2 a usage
-error (click's).
+error (click's); 130 stopped by Ctrl-C (SIGINT); 143 a tournament stopped by SIGTERM.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import signal
+import sqlite3
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 import trio
@@ -22,25 +28,81 @@ from referee import __version__
 from referee.clock import TimeControl
 from referee.errors import RecordError, RefereeError
 from referee.games.ivy.position import Position
-from referee.match import GameResult, MatchConfig, MatchScore, run_match
-from referee.pgn import read_game, read_pgn_file
+from referee.match import BotPlayer, GameResult, MatchConfig, MatchScore, run_match, unique_names
+from referee.pgn import iter_pgn_file, read_game
 from referee.play import play_against
+from referee.preflight import preflight
 from referee.process import BotCommand
 from referee.render import render
 from referee.replay import GameCheck, check_games
 from referee.replay import replay as replay_record
+from referee.sandbox import (
+    DEFAULT_FILE_SIZE,
+    DEFAULT_MEMORY,
+    DEFAULT_OPEN_FILES,
+    DEFAULT_PROCESSES,
+    MODES,
+    Limits,
+    SandboxError,
+    SandboxPolicy,
+    parse_count,
+    parse_size,
+    sandbox_warning,
+)
+from referee.untrusted import for_terminal, printable
+
+INTERRUPTED = 128 + signal.SIGINT
+"""The exit code after Ctrl-C, as shells report a process that SIGINT ended."""
+
+_REPORTED = (RefereeError, OSError, sqlite3.Error)
+"""What a command may fail with and be reported as one ``Error:`` line."""
 
 
 class RefereeGroup(click.Group):
-    """A click group whose commands report referee errors as one ``Error:`` line."""
+    """A click group whose commands report referee errors as one ``Error:`` line and
+    Ctrl-C as one line with exit code 130, whatever nursery they come out of."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except BrokenPipeError:
             raise
-        except (RefereeError, OSError) as error:
-            raise click.ClickException(" ".join(str(error).splitlines())) from None
+        except KeyboardInterrupt:
+            _interrupted()
+        except _REPORTED as error:
+            raise click.ClickException(_one_line(error)) from None
+        except BaseExceptionGroup as group:
+            if _was_interrupted(group):
+                _interrupted()
+            reported, others = group.split(_REPORTED)
+            if reported is None or others is not None:
+                raise  # a bug: its traceback is what a report needs
+            raise click.ClickException(_one_line(_first_leaf(reported))) from None
+
+
+def _was_interrupted(error: BaseException) -> bool:
+    """Whether ``error`` is Ctrl-C's ``KeyboardInterrupt``, alone or in an exception group."""
+    if isinstance(error, BaseExceptionGroup):
+        return error.subgroup(KeyboardInterrupt) is not None
+    return isinstance(error, KeyboardInterrupt)
+
+
+def _interrupted(line: str = "Interrupted") -> NoReturn:
+    """Leave as Ctrl-C does: one line on stderr, exit code 130."""
+    click.echo(line, err=True)
+    sys.exit(INTERRUPTED)
+
+
+def _one_line(error: BaseException) -> str:
+    """An error's message on one line."""
+    return " ".join(str(error).split()) or type(error).__name__
+
+
+def _first_leaf(error: BaseException) -> BaseException:
+    """The first exception inside (nested) exception groups."""
+    while isinstance(error, BaseExceptionGroup):
+        error = error.exceptions[0]
+    return error
 
 
 @click.group(cls=RefereeGroup)
@@ -70,14 +132,17 @@ def replay(ctx: click.Context, pgn_file: Path, final_position: bool) -> None:
     games also go to stderr. A broken game does not stop the others being
     checked. Exits 0 when every game is valid, 1 otherwise, in both modes.
     """
-    checks = list(check_games(read_pgn_file(pgn_file)))
-    if not checks:
-        raise RecordError(f"{pgn_file} holds no games")
-    for check in checks:
-        click.echo(_final_position_line(check) if final_position else _summary_line(check))
+    games = invalid = 0
+    for check in check_games(iter_pgn_file(pgn_file)):  # one game in memory at a time
+        games += 1
+        line = _final_position_line(check) if final_position else _summary_line(check)
+        click.echo(printable(line))
         if not check.valid:
-            click.echo(f"game {check.number}: {check.reason}", err=True)
-    ctx.exit(0 if all(check.valid for check in checks) else 1)
+            invalid += 1
+            click.echo(printable(f"game {check.number}: {check.reason}"), err=True)
+    if not games:
+        raise RecordError(f"{pgn_file} holds no games")
+    ctx.exit(1 if invalid else 0)
 
 
 def _summary_line(check: GameCheck) -> str:
@@ -181,10 +246,141 @@ def match_options(command: Any) -> Any:
             show_default=True,
             help="Ivy: the game is drawn once this many turns are played.",
         ),
+        *sandbox_options(defaults=True),
     ]
+
+    @functools.wraps(command)
+    def run(**kwargs: Any) -> Any:
+        kwargs["sandbox"] = _sandbox_policy(**_pop_sandbox_flags(kwargs))
+        return command(**kwargs)
+
     for option in reversed(options):
-        command = option(command)
-    return command
+        run = option(run)
+    return run
+
+
+class _Size(click.ParamType):
+    """A byte count: 512M, 2G, 65536 or unlimited."""
+
+    name = "SIZE"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return value if value is None else parse_size(value)
+        except SandboxError as error:
+            self.fail(str(error), param, ctx)
+
+
+class _Count(click.ParamType):
+    """A positive whole number or unlimited."""
+
+    name = "N"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return value if value is None else parse_count(value)
+        except SandboxError as error:
+            self.fail(str(error), param, ctx)
+
+
+SANDBOX_FLAGS = ("sandbox", "memory", "processes", "file_size", "open_files", "affinity")
+"""The sandbox settings as flags (and as a tournament file's top-level keys)."""
+
+
+def sandbox_options(*, defaults: bool) -> list[Any]:
+    """The sandbox flags of every command that runs bots: ``--sandbox`` and the default
+    limits (with ``defaults``, the documented defaults; without, ``None``: not given)."""
+
+    def default(value: Any) -> Any:
+        return value if defaults else None
+
+    def size(value: int) -> str:
+        return f"{value >> 30}G" if value % (1 << 30) == 0 else f"{value >> 20}M"
+
+    return [
+        click.option(
+            "--sandbox",
+            type=click.Choice(MODES),
+            default=default("auto"),
+            show_default=defaults,
+            help="Run each bot in a sandbox of its own (bubblewrap): auto = where it works,"
+            " with a warning where not; on = refuse to run without it; off = never.",
+        ),
+        click.option(
+            "--memory",
+            type=_Size(),
+            default=default(size(DEFAULT_MEMORY)),
+            show_default=defaults,
+            help="Memory (address space) each process of a bot may map: 512M, 2G, unlimited.",
+        ),
+        click.option(
+            "--processes",
+            type=_Count(),
+            default=default(DEFAULT_PROCESSES),
+            show_default=defaults,
+            help="Processes and threads a sandboxed bot may run at once.",
+        ),
+        click.option(
+            "--file-size",
+            type=_Size(),
+            default=default(size(DEFAULT_FILE_SIZE)),
+            show_default=defaults,
+            help="Bytes a bot may write to one file; also the size of its private /tmp.",
+        ),
+        click.option(
+            "--open-files",
+            type=_Count(),
+            default=default(DEFAULT_OPEN_FILES),
+            show_default=defaults,
+            help="Files each process of a bot may hold open.",
+        ),
+        click.option(
+            "--affinity/--no-affinity",
+            default=default(False),
+            show_default=defaults,
+            help="Pin each bot, and all it starts, to a CPU of its own.",
+        ),
+    ]
+
+
+def tournament_sandbox_options(command: Any) -> Any:
+    """The sandbox flags of ``tournament``: given ones override the file's settings; they
+    reach the command as one ``sandbox_settings`` dict (``None``: not given)."""
+
+    @functools.wraps(command)
+    def run(**kwargs: Any) -> Any:
+        return command(sandbox_settings=_pop_sandbox_flags(kwargs), **kwargs)
+
+    for option in reversed(sandbox_options(defaults=False)):
+        run = option(run)
+    return run
+
+
+def _pop_sandbox_flags(kwargs: dict[str, Any]) -> dict[str, Any]:
+    return {key: kwargs.pop(key) for key in SANDBOX_FLAGS}
+
+
+def _sandbox_policy(
+    *,
+    sandbox: str,
+    memory: int | None,
+    processes: int | None,
+    file_size: int | None,
+    open_files: int | None,
+    affinity: bool,
+) -> SandboxPolicy:
+    """The policy the flags ask for, checked before any bot starts (see :func:`_check_sandbox`)."""
+    limits = Limits(memory=memory, processes=processes, file_size=file_size, open_files=open_files)
+    policy = SandboxPolicy(mode=sandbox, limits=limits, affinity=affinity)
+    _check_sandbox(policy)
+    return policy
+
+
+def _check_sandbox(policy: SandboxPolicy) -> None:
+    """Refuse a sandbox that cannot be had (``on``); warn when ``auto`` goes without."""
+    warning = sandbox_warning(policy)
+    if warning is not None:
+        _warn(warning)
 
 
 @main.command()
@@ -221,6 +417,7 @@ def match(
     log_dir: Path,
     seed: int,
     event: str,
+    sandbox: SandboxPolicy,
 ) -> None:
     """Play GAMES games between two bots, colours alternating.
 
@@ -235,25 +432,47 @@ def match(
         options={"turn_limit": turn_limit},
         log_dir=log_dir,
         event=event,
+        sandbox=sandbox,
     )
 
     def report(number: int, result: GameResult, score: MatchScore) -> None:
-        white, black = result.players
+        white, black = (printable(name) for name in result.players)
+        reason = for_terminal(result.ending.reason)  # it may quote a bot
         click.echo(
             f"game {number}: {white} vs {black}  {result.result}  "
-            f"({result.ending.reason}; {result.record.tags['PlyCount']} turns)"
+            f"({reason}; {result.record.tags['PlyCount']} turns)"
         )
 
-    pgn.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        score = trio.run(
-            lambda: run_match(commands, config, games=games, pgn=pgn, seed=seed, on_game=report)
+    async def check_then_play() -> MatchScore:
+        # Both bots must start and answer a handshake before anything is written.
+        players = dict(zip(unique_names(commands), commands, strict=True))
+        await preflight(
+            list(players),
+            lambda name, nursery: BotPlayer(
+                players[name],
+                name,
+                nursery,
+                max_line_bytes=config.max_line_bytes,
+                sandbox=sandbox.hiding(pgn, log_dir, *(c.cwd for c in commands)),
+            ),
+            config,
         )
-    except KeyboardInterrupt:
-        click.echo(f"Interrupted: finished games are in {pgn}", err=True)
-        sys.exit(130)
+        pgn.parent.mkdir(parents=True, exist_ok=True)
+        return await run_match(commands, config, games=games, pgn=pgn, seed=seed, on_game=report)
+
+    try:
+        score = trio.run(check_then_play)
+    except BaseException as error:
+        if _was_interrupted(error):
+            _interrupted(f"Interrupted: finished games are in {pgn}")
+        raise
     click.echo(_score_line(score))
     click.echo(f"Games: {pgn}  Logs: {log_dir}")
+
+
+def _warn(line: str) -> None:
+    """Say something the user should know, on one line of stderr."""
+    click.echo(f"Warning: {printable(line)}", err=True)
 
 
 def _score_line(score: MatchScore) -> str:
@@ -298,12 +517,14 @@ def play(
     turn_limit: int,
     pgn: Path | None,
     color: bool | None,
+    sandbox: SandboxPolicy,
 ) -> None:
     """Play a bot yourself in the terminal, typing turn tokens (c2+Lc2, xg3, --)."""
     config = MatchConfig(
         game=game,
         control=_time_control(tc, startup, margin),
         options={"turn_limit": turn_limit},
+        sandbox=sandbox,
     )
     try:
         trio.run(
@@ -356,10 +577,11 @@ def play(
 @click.option("--seed", type=int, help="Seed for games of chance.")
 @click.option(
     "--output",
-    type=click.Path(file_okay=False, path_type=Path),
+    metavar="DIR",
     help="Output directory (default: ./<config file name>).",
 )
 @click.option("--quiet", is_flag=True, help="One plain line per game instead of a live display.")
+@tournament_sandbox_options
 def tournament(
     config_file: Path | None,
     players: tuple[str, ...],
@@ -375,23 +597,25 @@ def tournament(
     concurrency: int | None,
     openings: Path | None,
     seed: int | None,
-    output: Path | None,
+    output: str | None,
     quiet: bool,
+    sandbox_settings: dict[str, Any],
 ) -> None:
     """Play (or resume) a round-robin or gauntlet tournament and rate the players.
 
     Settings come from CONFIG.toml (see examples/quick.toml) and/or the flags,
-    which win. Results go to the output directory: results.sqlite (every game,
-    as it ends), games.pgn, ratings.json, ratings.csv and logs/. Run the same
-    command again after a crash or Ctrl-C and it resumes; a finished tournament
-    just shows its results.
+    which win; all are checked before anything runs. Each player's bot is then
+    started once and must answer a handshake. Results go to the output directory:
+    results.sqlite (every game, as it ends), games.pgn, ratings.json, ratings.csv
+    and logs/. Run the same command again after a crash or Ctrl-C and it resumes;
+    a finished tournament just shows its results.
     """
     from rich.console import Console
 
     from tournaments.config import load_config
     from tournaments.progress import make_progress
     from tournaments.report import crosstable, rating_table
-    from tournaments.runner import run_tournament
+    from tournaments.runner import TournamentStopped, run_tournament
 
     if config_file is None and not players:
         raise click.UsageError("give a CONFIG.toml file or at least two --player options")
@@ -411,10 +635,18 @@ def tournament(
         openings=openings,
         seed=seed,
         output=output,
+        **sandbox_settings,
     )
+    # The tournament file may name other players' folders and settings: no bot reads it.
+    config = dataclasses.replace(config, sandbox=config.sandbox.hiding(config_file))
+    _check_sandbox(config.sandbox)
     console = Console()
     progress = make_progress(quiet=True if quiet else None, console=console)
-    table = trio.run(lambda: run_tournament(config, progress=progress))
+    try:
+        table = trio.run(lambda: run_tournament(config, progress=progress, warn=_warn))
+    except TournamentStopped as stopped:
+        click.echo(f"Interrupted: {stopped}", err=True)
+        sys.exit(128 + stopped.signum)
     console.print(rating_table(table, title=config.event))
     console.print(crosstable(table, title="Crosstable"))
     console.print(f"Results in {config.output}/ (games.pgn, results.sqlite, ratings.json/.csv)")
@@ -438,6 +670,7 @@ def ratings(
     (ordo -a 0 -z 200.240940 solves the same equations).
     """
     from rich.console import Console
+    from rich.markup import escape
 
     from tournaments.report import crosstable, rating_table, to_csv, to_json
     from tournaments.runner import ratings_for_pgn
@@ -446,14 +679,15 @@ def ratings(
         raise click.UsageError("--json and --csv exclude each other")
     rated = ratings_for_pgn(pgn_file, anchor=anchor, anchor_elo=anchor_elo)
     for warning in rated.warnings:
-        click.echo(f"Warning: {warning}", err=True)
+        click.echo(printable(f"Warning: {warning}"), err=True)
     if as_json:
         click.echo(to_json(rated.table))
     elif as_csv:
         click.echo(to_csv(rated.table), nl=False)
     else:
         console = Console()
-        console.print(rating_table(rated.table, title=f"{pgn_file} ({rated.games} games)"))
+        title = escape(printable(f"{pgn_file} ({rated.games} games)"))  # not rich markup
+        console.print(rating_table(rated.table, title=title))
         console.print(crosstable(rated.table, title="Crosstable"))
 
 

@@ -18,10 +18,15 @@ not charged to the clock.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
 from referee.errors import SettingsError
+
+MAX_SECONDS = 1_000_000.0
+"""The longest time a time control may give (base, increment, per turn, start-up, margin):
+about eleven days, far beyond any contest, small enough to stay exact in milliseconds."""
 
 _FISCHER = re.compile(r"(?P<base>\d+(?:\.\d+)?)(?:\+(?P<inc>\d+(?:\.\d+)?))?")
 _PER_TURN = re.compile(r"(?:(?P<secs>\d+(?:\.\d+)?)/turn|st=(?P<st>\d+(?:\.\d+)?))")
@@ -50,8 +55,13 @@ class TimeControl:
             ("startup", self.startup),
             ("margin", self.margin),
         ):
-            if value is not None and value < 0:
-                raise SettingsError(f"time control {label} must not be negative, got {value}")
+            if value is None:
+                continue
+            if not math.isfinite(value) or not 0 <= value <= MAX_SECONDS:
+                raise SettingsError(
+                    f"time control {label} must be a number of seconds from 0 to"
+                    f" {MAX_SECONDS:.0f}, not {value}"
+                )
         if self.per_turn is not None and self.increment:
             raise SettingsError("a per-turn time control has no increment")
 
@@ -102,7 +112,7 @@ class Clock:
         self.control = control
         bank = control.base if control.base is not None else 0.0
         self._remaining = [bank] * seats
-        self._last = [None] * seats
+        self._last: list[float | None] = [None] * seats
         self._used = [0.0] * seats
 
     def remaining(self, seat: int) -> float:
@@ -127,12 +137,14 @@ class Clock:
         """Record that ``seat`` took ``elapsed`` seconds; ``False`` when its flag fell.
 
         Time spent inside the margin is taken from the bank, which then stands
-        at zero (the bot keeps playing on its increment).
+        at zero (the bot keeps playing on its increment). When the flag falls the
+        bank is left as it was: the game is lost, and :meth:`remaining` still says
+        what the seat had for the turn it overran (for the timeout message).
         """
         self._last[seat] = elapsed
         self._used[seat] += elapsed
         flagged = elapsed > self.budget(seat)
-        if self.control.per_turn is None:
+        if self.control.per_turn is None and not flagged:
             self._remaining[seat] = max(0.0, self._remaining[seat] - elapsed)
         return not flagged
 

@@ -7,16 +7,25 @@ This module only moves messages and keeps time: the judgement is the sans-I/O
 
 - :class:`BotPlayer` is one bot of a match or tournament. Its process runs as a
   task in the caller's nursery, is reused from game to game (as UCI engines are)
-  and is restarted after a game in which it misbehaved.
+  and is replaced by a fresh one after a game in which it misbehaved.
 - :func:`play_game` plays one game between players and returns its
   :class:`GameResult`; a bot fault is a lost game, never an exception.
 - :func:`run_match` plays a series with colours alternating.
+
+What a bot writes is judged before it is written to again (docs/protocol.md,
+"When a line counts"): its output is read while its reply is awaited, and what
+it wrote meanwhile is drained, without waiting, before each message it gets. So
+a reply before its request (even one only begun before it: the connection knows
+which bytes arrived first), or a second reply, is a violation in the game it was
+written in; one read once that game is decided changes nothing in it, but the
+process is replaced before its next game. A drain reads at most
+:data:`DRAIN_LIMIT` bytes; more waiting is a ``flood``. A bot that is not asked
+costs the referee nothing, however much it writes. A process that did not take a
+message whole is never written to again, nor reused.
 """
 
 from __future__ import annotations
 
-import contextlib
-import itertools
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -26,22 +35,25 @@ from typing import Any
 import trio
 
 from protocol import codec_for
-from protocol.connection import END_OF_STREAM, NEED_DATA, BotConnection
+from protocol.connection import END_OF_STREAM, NEED_DATA, BotConnection, Phase
 from protocol.messages import (
     DEFAULT_MAX_LINE_BYTES,
+    MAX_QUOTE_CHARS,
     ErrorMessage,
     Log,
+    ProtocolViolation,
     Quit,
     Ready,
     RefereeMessage,
     TurnReply,
 )
 from referee.clock import TimeControl
-from referee.errors import BotCrashed, BotFault, BotTimeout, RefereeError
+from referee.errors import BotCrashed, BotFault, BotTimeout
 from referee.games import get_game
 from referee.games.base import GameSettings
 from referee.pgn import GameRecord, append_game
 from referee.process import BotCommand, BotProcess, open_bot
+from referee.sandbox import SandboxPolicy
 from referee.session import Ending, GameSession
 from referee.tally import Tally
 
@@ -51,11 +63,31 @@ GOODBYE_TIMEOUT = 0.5
 QUIT_GRACE = 1.0
 """How long a bot told to quit may take to exit before it is stopped."""
 
+FAULT_GRACE = 0.5
+"""How long a bot replaced after a fault may take to exit by itself before it is stopped.
+
+It has been sent its ``error`` (when it can be told), ``game_over`` and ``quit``:
+this is its moment to read them. The replacement runs in the background, so
+the next game does not wait for it.
+"""
+
 EXIT_WAIT = 0.25
 """After a bot's stdout ends: how long to wait for its exit status."""
 
+DRAIN_LIMIT = 2 << 20
+"""The most bytes one drain reads: more than any pipe holds (1 MiB at most on Linux),
+so everything a bot wrote before the drain began is judged, however fast it writes."""
+
 MAX_LOG_MESSAGES = 200
 """Bot ``log`` messages kept per bot per game; later ones are counted, not kept."""
+
+GAME_LOG_LIMIT = 256 << 10
+"""Bytes of a game's log file (``game-NNNN.log``) given to the entries about one bot:
+its ``ready``, log messages, offending lines and faults. Later entries are dropped, and
+the log says how many bytes were."""
+
+MAX_LOGGED_LINE_BYTES = 4096
+"""Bytes of an offending line that the game's log quotes (it says how many more it had)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -69,6 +101,7 @@ class MatchConfig:
     log_dir: Path | None = None
     event: str = "?"
     site: str = "?"
+    sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,56 +122,106 @@ class GameResult:
 
 
 class _Link:
-    """A running bot process with its protocol connection."""
+    """A running bot process with its protocol connection.
+
+    The bot's output is read while the referee waits for its reply, and drained
+    (without waiting) right before anything is written to it, and before a game
+    it played ends: so every line is judged by the session's state before the
+    next message the bot gets, and a line written before a request is never
+    taken for its reply. A fault found that way (a violation, the end of its
+    output) is kept in :attr:`fault` until the game charges it, or the process
+    is replaced.
+    """
 
     def __init__(self, process: BotProcess, max_line_bytes: int) -> None:
         self.process = process
         self.connection = BotConnection(max_line_bytes=max_line_bytes)
-        self.ids = itertools.count(1)
         self.logs: list[str] = []
         self.dropped_logs = 0
+        self.fault: BotFault | None = None
+        self._told = False
+        self._cut = False  # a write to it failed or stopped half-way: write no more
+        self._ended = False  # its output ended (after quit: without a fault)
 
-    async def send(self, message: RefereeMessage) -> None:
-        await self.process.send_all(self.connection.send(message))
+    @property
+    def next_id(self) -> int:
+        """The id for the next message to this bot that carries one (1, 2, 3, … per process)."""
+        return self.connection.next_id
 
-    async def goodbye(self, message: RefereeMessage) -> None:
-        """Send ``message`` if the bot still listens; never waits long, never raises."""
-        with trio.move_on_after(GOODBYE_TIMEOUT):
-            with contextlib.suppress(BotFault, RefereeError, RuntimeError):
-                await self.send(message)
+    @property
+    def broken(self) -> bool:
+        """Whether the bot faulted (a write to it that failed or stopped half-way is a
+        fault too): it must not play another game in this process."""
+        return self.fault is not None
 
-    async def ask(self, message: RefereeMessage, budget: float) -> tuple[Ready | TurnReply, float]:
-        """Send a request, wait at most ``budget`` seconds for the reply; → (reply, seconds).
+    # --- reading ----------------------------------------------------------------
 
-        The time runs from the moment the request is written until the reply's
-        line has been read. Raises :class:`BotFault` for a timeout, a crash or a
-        protocol violation.
+    async def drain(self) -> None:
+        """Judge what the bot wrote and nobody read yet, without waiting for more.
+
+        Reads at most :data:`DRAIN_LIMIT` bytes, more than a pipe holds, so that
+        everything written before this call is judged even while the bot goes on
+        writing; more still waiting after that is a ``flood`` violation: a bot
+        that writes faster than the referee reads cannot hold a reply back behind
+        its output, nor the referee in this loop. A reply found now answers a
+        request that was cancelled (the game ended while it was pending) and is
+        dropped.
         """
-        with trio.move_on_after(budget) as sending:
+        data: bytes | None = None  # first, the lines already read but not judged
+        budget = DRAIN_LIMIT
+        while self.fault is None and not self._ended:
+            if await self._judge(data) is not None:
+                data = None  # a reply to a cancelled request, dropped: on with the rest
+                continue
             try:
-                await self.send(message)
+                data = await self.process.receive_nowait()
             except BotCrashed as crash:
-                raise await self._crashed(str(crash)) from None
-        if sending.cancelled_caught:
-            raise BotTimeout(f"did not read its input for {budget:.3f} s")
-        started = trio.current_time()
-        with trio.move_on_at(started + budget):
-            reply = await self._read_reply()
-            return reply, trio.current_time() - started
-        raise BotTimeout(f"no reply within {budget:.3f} s")
+                self.fault = await self._crashed(str(crash))
+                return
+            if data is None:
+                return
+            if data and budget <= 0:
+                self.fault = ProtocolViolation(
+                    "flood", f"more than {DRAIN_LIMIT} bytes of output were waiting to be read"
+                )
+                return
+            budget -= len(data)
 
     async def _read_reply(self) -> Ready | TurnReply:
-        connection = self.connection
+        """Read until the reply to the pending request; raises the bot's fault instead."""
+        data: bytes | None = None  # first, the lines already read but not judged
         while True:
-            event = connection.next_event()
-            if event is NEED_DATA:
-                connection.receive_data(await self.process.receive_some())
-            elif event is END_OF_STREAM:
-                raise await self._crashed("closed its stdout")
-            elif isinstance(event, Log):
+            reply = await self._judge(data)
+            if self.fault is not None:
+                raise self.fault
+            if reply is not None:
+                return reply
+            try:
+                data = await self.process.receive_some()
+            except BotCrashed as crash:
+                self.fault = await self._crashed(str(crash))
+                raise self.fault from None
+
+    async def _judge(self, data: bytes | None) -> Ready | TurnReply | None:
+        """Feed ``data`` (``b""`` at the end of the output, ``None`` for nothing new) and
+        judge the complete lines: logs are kept, a fault goes to :attr:`fault`; → the
+        reply found, if one was (the lines after it wait for the next call)."""
+        connection = self.connection
+        try:
+            if data is not None:
+                connection.receive_data(data)
+            while (event := connection.next_event()) is not NEED_DATA:
+                if event is END_OF_STREAM:
+                    self._ended = True
+                    if connection.phase is not Phase.CLOSED:
+                        self.fault = await self._crashed("closed its stdout")
+                    return None
+                if not isinstance(event, Log):
+                    return event
                 self._keep_log(event.message)
-            else:
-                return event
+        except ProtocolViolation as violation:
+            self.fault = violation
+        return None
 
     def _keep_log(self, text: str) -> None:
         if len(self.logs) < MAX_LOG_MESSAGES:
@@ -146,24 +229,105 @@ class _Link:
         else:
             self.dropped_logs += 1
 
+    def take_logs(self) -> tuple[list[str], int]:
+        """The log messages read so far and how many more were dropped; starts afresh."""
+        kept, dropped = self.logs, self.dropped_logs
+        self.logs, self.dropped_logs = [], 0
+        return kept, dropped
+
     async def _crashed(self, what: str) -> BotCrashed:
         """A :class:`BotCrashed` naming the exit status and the end of stderr."""
         with trio.move_on_after(EXIT_WAIT):
             await self.process.wait()
         status = self.process.exit_description()
         detail = f"exited ({status})" if status else what
-        tail = [line for line in self.process.stderr_tail(3) if line.strip()]
+        tail = " | ".join(line for line in self.process.stderr_tail(3) if line.strip())
+        if len(tail) > MAX_QUOTE_CHARS:  # the reason is sent to every bot of the game
+            tail = "…" + tail[-MAX_QUOTE_CHARS:]
         if tail:
-            detail += "; stderr ends: " + " | ".join(tail)
+            detail += "; stderr ends: " + tail
         return BotCrashed(detail)
+
+    # --- writing ----------------------------------------------------------------
+
+    async def ask(self, message: RefereeMessage, budget: float) -> tuple[Ready | TurnReply, float]:
+        """Send a request, wait at most ``budget`` seconds for the reply; → (reply, seconds).
+
+        The time runs from the moment the request is written until the reply's
+        line has been read. Raises :class:`BotFault` for a timeout, a crash or a
+        protocol violation, also one the bot committed during its game before the
+        request (which is then not sent); the fault stays in :attr:`fault`.
+        """
+        # What it wrote is judged first; a line it started stays unread, and cannot
+        # then be the reply (the connection knows it arrived before the request).
+        await self.drain()
+        if self.fault is not None:
+            raise self.fault
+        data = self.connection.send(message)
+        with trio.move_on_after(budget) as sending:
+            try:
+                await self.process.send_all(data)
+            except BotCrashed as crash:
+                self._cut = True
+                self.fault = await self._crashed(str(crash))
+                raise self.fault from None
+        if sending.cancelled_caught:
+            self._cut = True  # part of the request may be in its input: write no more
+            self.fault = BotTimeout(f"did not read its input for {budget:.3f} s")
+            raise self.fault
+        started = trio.current_time()
+        with trio.move_on_at(started + budget):
+            reply = await self._read_reply()
+            return reply, trio.current_time() - started
+        self.fault = BotTimeout(f"no reply within {budget:.3f} s")
+        raise self.fault
+
+    async def goodbye(self, message: RefereeMessage) -> None:
+        """Send ``message`` if the bot still listens; never waits long.
+
+        A bot that is gone or does not read is not waited for: a message not
+        written whole within :data:`GOODBYE_TIMEOUT` may have left part of a line
+        in its input, so nothing more is written to this process and it is never
+        used again (:attr:`broken`; the fault is kept, unless it had one). Sending
+        what the session does not allow raises :class:`~protocol.LocalProtocolError`:
+        that is our bug, and it must not pass unseen.
+        """
+        data = self.connection.send(message)
+        if isinstance(message, ErrorMessage):
+            self._told = True
+        if self._cut:
+            return
+        try:
+            with trio.move_on_after(GOODBYE_TIMEOUT) as sending:
+                await self.process.send_all(data)
+        except BotFault as fault:  # it closed its stdin: nothing more reaches it
+            self._cut = True
+            self.fault = self.fault or fault
+            return
+        if sending.cancelled_caught:
+            self._cut = True
+            self.fault = self.fault or BotTimeout(
+                f"did not read its {type(message).__struct_config__.tag} message within"
+                f" {GOODBYE_TIMEOUT:.3f} s: its input may hold part of a line"
+            )
+
+    async def farewell(self, grace: float) -> None:
+        """Tell the bot its violation if nobody did, then to quit; give it ``grace`` to exit."""
+        if isinstance(self.fault, ProtocolViolation) and not self._told:
+            await self.goodbye(self.fault.to_message())
+        if self.connection.phase is not Phase.CLOSED:
+            await self.goodbye(Quit())
+        with trio.move_on_after(grace):
+            await self.process.wait()
 
 
 class BotPlayer:
     """One bot of a match or tournament: its command line and, while it runs, its process.
 
     The process runs as a task in ``nursery`` so that it can outlive a game and be
-    reused. :meth:`link` starts it when needed; :meth:`retire` stops it (the next
-    :meth:`link` starts a fresh one); :meth:`close` tells it to quit and stops it.
+    reused. :meth:`link` starts it when needed (and replaces one that faulted);
+    :meth:`retire` stops it (the next :meth:`link` starts a fresh one);
+    :meth:`close` tells it to quit and stops it.
     """
 
     def __init__(
@@ -174,19 +338,30 @@ class BotPlayer:
         *,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         log_dir: Path | None = None,
+        sandbox: SandboxPolicy | None = None,
     ) -> None:
         self.command = command
         self.name = name
         self._nursery = nursery
         self._max_line_bytes = max_line_bytes
         self._log_dir = log_dir
+        self._sandbox = sandbox
         self._starts = 0
+        self._cpus: tuple[int, ...] | None = None  # those of its last process, if pinned
         self._current: _Link | None = None
         self._stop: trio.Event | None = None
         self._stopped: trio.Event | None = None
+        self.between_games: list[BotFault] = []
+        """Faults its processes committed between games (each cost a process), for the log."""
 
     async def link(self) -> _Link:
-        """The running process (started now if it is not running)."""
+        """The running process (started now if it is not running, or if it faulted)."""
+        current = self._current
+        if current is not None:
+            await current.drain()  # what it wrote since its last game
+            if current.fault is not None:
+                self.between_games.append(current.fault)
+                await self.retire(wait=False)
         if self._current is None:
             self._starts += 1
             stderr_path = None
@@ -196,6 +371,7 @@ class BotPlayer:
             process = await self._nursery.start(
                 self._supervise, stderr_path, self._stop, self._stopped
             )
+            self._cpus = process.cpus
             self._current = _Link(process, self._max_line_bytes)
         return self._current
 
@@ -207,27 +383,44 @@ class BotPlayer:
         task_status: trio.TaskStatus[BotProcess] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         try:
-            async with open_bot(self.command, stderr_path=stderr_path) as process:
+            async with open_bot(
+                self.command,
+                sandbox=self._sandbox,
+                stderr_path=stderr_path,
+                successor_of=self._cpus,  # a replaced process's CPUs stay its player's
+            ) as process:
                 task_status.started(process)
                 await stop.wait()
         finally:
             stopped.set()
 
-    async def retire(self, *, quit_first: bool = False) -> None:
-        """Stop the process (if any) and wait until it is reaped."""
-        link, self._current = self._current, None
-        if link is None or self._stop is None or self._stopped is None:
+    async def retire(self, *, grace: float = FAULT_GRACE, wait: bool = True) -> None:
+        """Stop the process (if any); the next :meth:`link` starts a fresh one.
+
+        The bot is told its violation if nobody told it yet, then to quit, and
+        has ``grace`` seconds to exit by itself before it is stopped. With
+        ``wait=False`` this happens in the background.
+        """
+        link, stop, stopped = self._current, self._stop, self._stopped
+        self._current = self._stop = self._stopped = None
+        if link is None or stop is None or stopped is None:
             return
-        if quit_first:
-            await link.goodbye(Quit())
-            with trio.move_on_after(QUIT_GRACE):
-                await link.process.wait()
-        self._stop.set()
-        await self._stopped.wait()
+        if wait:
+            await _stop_link(link, stop, stopped, grace)
+        else:
+            self._nursery.start_soon(_stop_link, link, stop, stopped, grace)
 
     async def close(self) -> None:
         """Tell the bot to quit, then make sure it is gone."""
-        await self.retire(quit_first=True)
+        await self.retire(grace=QUIT_GRACE)
+        self._cpus = None  # a later start takes the least used CPUs again
+
+
+async def _stop_link(link: _Link, stop: trio.Event, stopped: trio.Event, grace: float) -> None:
+    """Say goodbye to ``link``'s bot, give it ``grace`` to exit, then stop it and wait."""
+    await link.farewell(grace)
+    stop.set()
+    await stopped.wait()
 
 
 def _slug(name: str) -> str:
@@ -245,7 +438,13 @@ async def play_game(
     seed: int = 0,
     start: str | None = None,
 ) -> GameResult:
-    """Play one game, ``players`` in seat order; bot faults become lost games."""
+    """Play one game, ``players`` in seat order; bot faults become lost games.
+
+    The start is judged as a whole: every bot gets its ``new_game`` and the
+    start-up allowance, and every one that fails it forfeits (all of them: a
+    draw by adjudication). Every bot that faulted, before or after the game was
+    decided, is replaced by a fresh process before its next game.
+    """
     game = get_game(config.game)
     session = GameSession(
         game,
@@ -261,53 +460,90 @@ async def play_game(
         },
         max_line_bytes=config.max_line_bytes,
     )
+    journal = _Journal(session)
     links: list[_Link | None] = [None] * len(players)
+    failed: dict[int, BotFault] = {}
 
     async def handshake(seat: int) -> None:
         player = players[seat]
         try:
             link = await player.link()
-            links[seat] = link
-            link.logs.clear()
-            link.dropped_logs = 0
-            message = session.new_game(seat, next(link.ids))
-            await link.ask(message, config.control.startup)
         except BotFault as fault:
-            if session.ending is None:
-                error = session.fault(seat, _at_start(fault))
-                link = links[seat]
-                if error is not None and link is not None:
-                    await link.goodbye(error)
+            failed[seat] = fault
+            return
+        finally:
+            journal.between_games(seat, player.between_games)
+        links[seat] = link
+        message = session.new_game(seat, link.next_id)
+        try:
+            ready, _ = await link.ask(message, config.control.startup)
+        except BotFault as fault:
+            failed[seat] = _at_start(fault)
+            return
+        assert isinstance(ready, Ready), "the connection only accepts ready here"
+        journal.ready(seat, ready)
 
     async with trio.open_nursery() as nursery:
-        for seat in range(len(players)):
-            nursery.start_soon(handshake, seat)
+        for place in range(len(players)):
+            nursery.start_soon(handshake, place)
+    if failed:
+        await _charge(session, links, failed, journal)
 
     while (seat := session.deciding) is not None:
         link = links[seat]
         assert link is not None
-        request = session.next_request(next(link.ids))
-        error: ErrorMessage | None
+        request = session.next_request(link.next_id)
         try:
+            # What the bot wrote since its last reply is judged first: a reply before
+            # its request, or a second reply, loses this game (and nothing is sent).
             reply, elapsed = await link.ask(request.message, request.budget)
-            assert isinstance(reply, TurnReply), "the connection only accepts a turn reply here"
-            error = session.submit(request.seat, reply, elapsed)
         except BotFault as fault:
-            error = session.fault(request.seat, fault)
+            await _charge(session, links, {seat: fault}, journal)
+            continue
+        assert isinstance(reply, TurnReply), "the connection only accepts a turn reply here"
+        error = session.submit(seat, reply, elapsed)
         if error is not None:
+            if error.code != "timeout":
+                journal.bad_line(seat, link.connection.last_reply_line)
             await link.goodbye(error)
 
     ending = session.ending
     assert ending is not None
-    for link in links:
-        if link is not None:
-            await link.goodbye(session.game_over(next(link.ids)))
-    logs = _collect_logs(session, links)
-    if ending.faulty_seat is not None:
-        await players[ending.faulty_seat].retire()
+    journal.ending(ending)
+    for place, done in enumerate(links):
+        if done is None:
+            continue
+        # Lines read from now on are judged, but cannot change the result.
+        await done.drain()
+        known = done.fault
+        if known is not None and place not in ending.faulty_seats:
+            journal.after_the_end(place, known)
+            if isinstance(known, ProtocolViolation):
+                await done.goodbye(known.to_message())
+        await done.goodbye(session.game_over(done.next_id))
+        if done.fault is not known and done.fault is not None:  # it did not take game_over
+            journal.after_the_end(place, done.fault)
+        journal.logs(place, done)
+        if place in ending.faulty_seats or done.broken:
+            await players[place].retire(wait=False)
     return GameResult(
-        record=session.record(), ending=ending, players=session.players, logs=tuple(logs)
+        record=session.record(), ending=ending, players=session.players, logs=journal.lines()
     )
+
+
+async def _charge(
+    session: GameSession,
+    links: Sequence[_Link | None],
+    faults: dict[int, BotFault],
+    journal: _Journal,
+) -> None:
+    """End the game for the bots at fault and tell each what it did, if it can be told."""
+    errors = session.faults(faults)
+    for seat, fault in faults.items():
+        journal.offending(seat, fault)
+        link, error = links[seat], errors[seat]
+        if link is not None and error is not None:
+            await link.goodbye(error)
 
 
 def _at_start(fault: BotFault) -> BotFault:
@@ -317,16 +553,121 @@ def _at_start(fault: BotFault) -> BotFault:
     return fault
 
 
-def _collect_logs(session: GameSession, links: Sequence[_Link | None]) -> list[str]:
-    lines = []
-    for seat, link in enumerate(links):
-        if link is None:
-            continue
-        who = f"{session.seat_name(seat)} ({session.players[seat]})"
-        lines.extend(f"{who}: {text}" for text in link.logs)
-        if link.dropped_logs:
-            lines.append(f"{who}: … {link.dropped_logs} more log messages not kept")
-    return lines
+class _Journal:
+    """The game's log: the bots' ``log`` messages and what the record cannot hold.
+
+    Each entry is one line, ``<seat> (<player>): <text>``: what the bots said in
+    ``ready`` (name, author, version), their log messages, the full reason of
+    the result and every offending line as it arrived (its first
+    :data:`MAX_LOGGED_LINE_BYTES` bytes). Text from a bot is written with its line
+    breaks, backslashes and other unprintable characters escaped (:func:`_one_line`),
+    so no entry spans two lines. The entries about one bot take at most
+    :data:`GAME_LOG_LIMIT` bytes; later ones are dropped, and a last entry says how
+    many bytes were.
+    """
+
+    def __init__(self, session: GameSession) -> None:
+        self._session = session
+        self._lines: list[str] = []
+        self._room = [GAME_LOG_LIMIT] * len(session.players)
+        self._dropped = [0] * len(session.players)
+
+    def lines(self) -> tuple[str, ...]:
+        """Every entry so far, in order, then a note for each bot whose entries were cut."""
+        notes = [
+            f"{self._who(seat)}: … {dropped} more bytes of its entries dropped"
+            f" (a game's log keeps {GAME_LOG_LIMIT} bytes per bot)"
+            for seat, dropped in enumerate(self._dropped)
+            if dropped
+        ]
+        return (*self._lines, *notes)
+
+    def _who(self, seat: int | None) -> str:
+        session = self._session
+        return "result" if seat is None else f"{session.seat_name(seat)} ({session.players[seat]})"
+
+    def _add(self, seat: int | None, text: str) -> None:
+        line = f"{self._who(seat)}: {text}"
+        if seat is not None:
+            size = len(line.encode("utf-8", "surrogatepass")) + 1  # and its newline
+            if self._dropped[seat] or size > self._room[seat]:
+                self._dropped[seat] += size
+                return
+            self._room[seat] -= size
+        self._lines.append(line)
+
+    def between_games(self, seat: int, faults: list[BotFault]) -> None:
+        """Take the faults ``seat``'s bot committed since its last game."""
+        for fault in faults:
+            self._add(seat, f"between games (its process was replaced): {_one_line(str(fault))}")
+            self.offending(seat, fault)
+        faults.clear()
+
+    def ready(self, seat: int, ready: Ready) -> None:
+        fields = [f"name {_quoted(ready.name)}"]
+        if ready.author is not None:
+            fields.append(f"author {_quoted(ready.author)}")
+        if ready.version is not None:
+            fields.append(f"version {_quoted(ready.version)}")
+        self._add(seat, "ready: " + ", ".join(fields))
+
+    def bad_line(self, seat: int, line: bytes) -> None:
+        self._add(seat, f"offending line ({len(line)} bytes): {_line_text(line)}")
+
+    def after_the_end(self, seat: int, fault: BotFault) -> None:
+        self._add(seat, f"after the game was decided (no change to it): {_one_line(str(fault))}")
+        self.offending(seat, fault)
+
+    def offending(self, seat: int, fault: BotFault) -> None:
+        """The line of ``fault``, when it is about one."""
+        if isinstance(fault, ProtocolViolation) and fault.line is not None:
+            self.bad_line(seat, fault.line)
+
+    def ending(self, ending: Ending) -> None:
+        self._add(None, f"{ending.result} ({ending.termination}): {_one_line(ending.reason)}")
+
+    def logs(self, seat: int, link: _Link) -> None:
+        """Take ``link``'s log messages so far (the next game starts afresh)."""
+        kept, dropped = link.take_logs()
+        for text in kept:
+            self._add(seat, _one_line(text))
+        if dropped:
+            self._add(seat, f"… {dropped} more log messages not kept")
+
+
+_MAX_READY_FIELD = 200
+"""Characters of a ``ready`` field (name, author, version) kept in the game's log."""
+
+
+def _quoted(text: str) -> str:
+    """A ``ready`` field for the log: cut to :data:`_MAX_READY_FIELD`, quoted and escaped."""
+    cut = text[:_MAX_READY_FIELD] + ("…" if len(text) > _MAX_READY_FIELD else "")
+    return repr(cut)
+
+
+def _one_line(text: str) -> str:
+    """``text`` with backslashes, line breaks and other unprintable characters escaped
+    as Python writes them (``\\\\``, ``\\n``, ``\\x1b``): one line, nothing lost."""
+    if text.isprintable() and "\\" not in text:
+        return text
+    return repr(text)[1:-1]
+
+
+def _line_text(line: bytes) -> str:
+    """A raw line for the log, cut to :data:`MAX_LOGGED_LINE_BYTES` bytes: its text if it
+    is UTF-8, else its bytes escaped (``\\xff``)."""
+    shown = line[:MAX_LOGGED_LINE_BYTES]
+    try:
+        text = _one_line(shown.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        if error.reason == "unexpected end of data" and len(shown) < len(line):
+            shown = shown[: error.start]  # the cut split a character
+            text = _one_line(shown.decode("utf-8"))
+        else:
+            text = repr(shown)[2:-1]
+    if len(shown) < len(line):
+        text += f" … [{len(line) - len(shown)} more bytes not shown]"
+    return text
 
 
 # --- a match --------------------------------------------------------------------
@@ -377,12 +718,17 @@ async def run_match(
     """Play ``games`` games between two bots, colours alternating.
 
     Each finished game is appended to ``pgn`` as it ends (and its bot logs
-    written under ``config.log_dir``); ``on_game`` is called after each.
+    written under ``config.log_dir``); ``on_game`` is called after each. No bot
+    sees ``pgn``, the log directory or the other bot's ``dir``.
     """
     names = unique_names(commands)
     score = MatchScore((names[0], names[1]))
     if config.log_dir is not None:
         config.log_dir.mkdir(parents=True, exist_ok=True)
+    if pgn is not None:
+        pgn.touch()  # so that the sandbox can hide it from the bots from the start
+    # The outputs, and each player's dir from the other player (never from its own).
+    sandbox = config.sandbox.hiding(pgn, config.log_dir, *(c.cwd for c in commands))
     async with trio.open_nursery() as nursery:
         players = [
             BotPlayer(
@@ -391,6 +737,7 @@ async def run_match(
                 nursery,
                 max_line_bytes=config.max_line_bytes,
                 log_dir=config.log_dir,
+                sandbox=sandbox,
             )
             for command, name in zip(commands, names, strict=True)
         ]

@@ -1,30 +1,43 @@
-"""Game records as PGN: a writer, a tolerant reader, clock comments.
+"""Game records as PGN: a writer no text can corrupt, streaming readers, clock comments.
 
-The format is PGN's (see ``shared/spec/ivy.md`` §8) so that rating tools and game
-filters read our records unchanged. This module knows nothing about any game's
-rules: a turn is kept as its token text, and the game module checks it on replay
-(:mod:`referee.replay`). It assumes a two-player game whose first seat plays the
-odd turn numbers (Ivy: Green), so that PGN move numbers line up.
+The format is PGN's (see ``docs/ivy.md`` §8 and ``docs/records.md``) so that rating
+tools and game filters read our records unchanged. This module knows nothing about
+any game's rules: a turn is kept as its token text, and the game module checks it on
+replay (:mod:`referee.replay`). It assumes a two-player game whose first seat plays
+the odd turn numbers (Ivy: Green), so that PGN move numbers line up.
 
-- :class:`GameRecord` / :class:`RecordedTurn` hold one game.
+- :class:`GameRecord` / :class:`RecordedTurn` hold one game. They clean what they are
+  given (:func:`clean_tag_value`, :func:`clean_comment`), so text from a bot can never
+  end a comment, open a tag, fake a result or put a control byte in a file, whoever
+  builds the record: what a record holds is exactly what every PGN reader reads back.
 - :func:`format_game` writes one game; :func:`append_game` appends it to a file
   durably (one write, then fsync).
-- :func:`read_games` reads any number of games from text. It never stops at a
-  broken game: it yields a :class:`PgnError` for it and carries on with the next.
-  :func:`read_pgn_file` and :func:`read_game` do the same for a file.
-- :class:`ClockAnnotation` writes and reads ``{[%clk 0:00:39.5] [%emt 0.21]}``;
-  :func:`clean_comment` makes free text (a bot's error message) fit a comment.
+- :func:`read_games` reads the games of a text, :func:`iter_pgn_file` those of a file
+  one at a time (memory does not grow with the file). Neither stops at a broken game:
+  it yields a :class:`PgnError` for it and carries on with the next.
+  :func:`read_pgn_file` and :func:`read_game` are shortcuts.
+- :func:`read_headers` / :func:`iter_pgn_headers` read only each game's tags, in one
+  fast pass that never looks into the movetext beyond finding where the next game
+  starts: what a rating tool needs, whatever the movetext holds (variations, another
+  game's moves, NAGs).
+- :class:`ClockAnnotation` writes and reads ``{[%clk 0:00:39.5] [%emt 0:00:00.21]}``.
+
+Where one game ends and the next begins is decided in one place for every reader
+(:func:`_split_games`): a game starts at a tag line (a line whose first non-blank
+character is ``[``) that is outside any ``{…}`` comment and follows movetext, or
+that follows a blank line inside a comment, which then was never closed.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import NoReturn
 
 from referee.errors import RecordError
+from referee.untrusted import MAX_TEXT_LENGTH, clip, printable
 
 SEVEN_TAG_ROSTER: tuple[str, ...] = ("Event", "Site", "Date", "Round", "White", "Black", "Result")
 """PGN's seven mandatory tags, in the order they are written."""
@@ -46,6 +59,21 @@ RESULTS: tuple[str, ...] = ("1-0", "0-1", "1/2-1/2", "*")
 MAX_LINE_LENGTH = 79
 """Movetext lines are wrapped to stay under 80 characters."""
 
+MAX_WORD_LENGTH = 60
+"""A longer word of a comment is cut into pieces this long, so every line can be wrapped."""
+
+MAX_COMMENT_LENGTH = MAX_TEXT_LENGTH
+"""The most characters a comment's text keeps (clock annotations aside)."""
+
+MAX_TAG_VALUE_LENGTH = 200
+"""The most characters a tag value keeps, so a tag line stays within PGN's 255."""
+
+_COMMENT_SAFE = str.maketrans({"{": "(", "}": ")", "[": "(", "]": ")", "%": "％"})
+"""Comment text never holds what ends a comment or starts a tag, escape or command."""
+
+_TAG_SAFE = str.maketrans({'"': "'", "\\": "/"})
+"""Tag values never need an escape, which some readers (Ordo) do not undo."""
+
 _TAG_NAME = re.compile(r"[A-Za-z0-9_]+")
 _SYMBOL = re.compile(r"[A-Za-z][A-Za-z0-9_+#=:\-]*|--")
 
@@ -64,85 +92,35 @@ class PgnError(RecordError):
         self.reason = reason
 
 
-# --- the record ------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class RecordedTurn:
-    """One turn of a record: its token (Ivy: a §7 turn) and the comment after it."""
-
-    token: str
-    comment: str | None = None
-
-    def __post_init__(self) -> None:
-        if not _SYMBOL.fullmatch(self.token):
-            raise RecordError(f"turn token {self.token!r} is not a PGN symbol")
-        _check_comment(self.comment)
-
-
-@dataclass(frozen=True, slots=True)
-class GameRecord:
-    """One game: tags, turns, result and an optional comment before the first turn.
-
-    ``tags`` is normalised on construction: the seven-tag roster first, in its
-    order (missing roster tags get PGN's unknown values, ``Result`` the record's
-    result), then the other tags in the order given. ``result`` is one of
-    :data:`RESULTS`; a ``Result`` tag that disagrees with it is refused.
-    """
-
-    tags: dict[str, str] = field(default_factory=dict)
-    turns: list[RecordedTurn] = field(default_factory=list)
-    result: str = "*"
-    comment: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.result not in RESULTS:
-            raise RecordError(f"result {self.result!r} is not one of {', '.join(RESULTS)}")
-        tagged = self.tags.get("Result", self.result)
-        if tagged != self.result:
-            raise RecordError(f"Result tag {tagged!r} does not match the result {self.result!r}")
-        for name, value in self.tags.items():
-            if not _TAG_NAME.fullmatch(name):
-                raise RecordError(f"tag name {name!r} is not letters, digits and '_'")
-            if "\n" in value or "\r" in value:
-                raise RecordError(f"tag {name} holds a line break")
-        _check_comment(self.comment)
-        ordered = {name: self.tags.get(name, ROSTER_DEFAULTS[name]) for name in SEVEN_TAG_ROSTER}
-        ordered["Result"] = self.result
-        ordered.update((k, v) for k, v in self.tags.items() if k not in ordered)
-        object.__setattr__(self, "tags", ordered)
-
-    @property
-    def first_turn(self) -> int:
-        """The turn number (§6 ``TURN``) of the first recorded turn.
-
-        1, unless the game starts from a set-up position (``[SetUp "1"]``), whose
-        ``[Position]`` ends with its turn number.
-        """
-        if self.tags.get("SetUp") != "1" or "Position" not in self.tags:
-            return 1
-        fields = self.tags["Position"].split()
-        if not fields or not fields[-1].isdigit() or int(fields[-1]) < 1:
-            raise RecordError(
-                f"Position tag {self.tags['Position']!r} does not end with a turn number"
-            )
-        return int(fields[-1])
+# --- cleaning text ---------------------------------------------------------------
 
 
 def clean_comment(text: str) -> str:
-    """``text`` made fit for a comment, as the reader will give it back.
+    """``text`` as a comment holds it, and as every reader gives it back.
 
-    A ``}`` (which would end the comment) becomes ``)`` and whitespace runs,
-    line breaks included, become single spaces. For free text such as a bot's
-    error message.
+    One line of visible characters (:func:`referee.untrusted.printable`); ``{``
+    and ``[`` become ``(``, ``}`` and ``]`` become ``)``, ``%`` becomes ``％``;
+    words longer than :data:`MAX_WORD_LENGTH` are cut into pieces; at most
+    :data:`MAX_COMMENT_LENGTH` characters are kept. Cleaning twice changes
+    nothing more.
     """
-    return " ".join(text.replace("}", ")").split())
+    words = printable(text).translate(_COMMENT_SAFE).split(" ")
+    pieces = [
+        word[start : start + MAX_WORD_LENGTH]
+        for word in words
+        for start in range(0, max(len(word), 1), MAX_WORD_LENGTH)
+    ]
+    return clip(" ".join(pieces), MAX_COMMENT_LENGTH)
 
 
-def _check_comment(comment: str | None) -> None:
-    """Refuse a comment PGN cannot hold."""
-    if comment is not None and "}" in comment:
-        raise RecordError("a PGN comment cannot contain '}'")
+def clean_tag_value(value: str) -> str:
+    """``value`` as a tag holds it, and as every reader gives it back.
+
+    One line of visible characters (:func:`referee.untrusted.printable`); ``"``
+    becomes ``'`` and ``\\`` becomes ``/``; at most :data:`MAX_TAG_VALUE_LENGTH`
+    characters are kept. A name is *PGN-safe* when cleaning leaves it unchanged.
+    """
+    return clip(printable(value).translate(_TAG_SAFE), MAX_TAG_VALUE_LENGTH)
 
 
 # --- clock comments ----------------------------------------------------------------
@@ -150,11 +128,12 @@ def _check_comment(comment: str | None) -> None:
 
 @dataclass(frozen=True, slots=True)
 class ClockAnnotation:
-    """The clock annotations of a turn's comment, in milliseconds.
+    """The clock annotations of a turn, in milliseconds.
 
     ``clock_ms`` is the time the player had left after the turn (``[%clk]``),
     ``elapsed_ms`` the time the turn took (``[%emt]``); either may be absent.
-    ``str()`` gives the comment text, such as ``[%clk 0:00:39.5] [%emt 0.21]``.
+    ``str()`` gives the comment text, both as ``H:MM:SS`` with a fraction, such as
+    ``[%clk 0:00:39.5] [%emt 0:00:00.21]``.
     """
 
     clock_ms: int | None = None
@@ -165,59 +144,169 @@ class ClockAnnotation:
         if self.clock_ms is not None:
             parts.append(f"[%clk {_format_hms(self.clock_ms)}]")
         if self.elapsed_ms is not None:
-            parts.append(f"[%emt {_format_seconds(self.elapsed_ms)}]")
+            parts.append(f"[%emt {_format_hms(self.elapsed_ms)}]")
         return " ".join(parts)
 
     @classmethod
     def parse(cls, comment: str | None) -> ClockAnnotation:
         """The annotations found in ``comment`` (fields ``None`` where absent).
 
-        Both ``H:MM:SS.f`` and plain seconds are accepted for either command.
+        Both ``H:MM:SS.f`` and plain seconds (older records: ``[%emt 0.21]``) are
+        accepted for either command; the first of each counts.
         """
-        found: dict[str, int] = {}
-        for command, value in _CLOCK_COMMAND.findall(comment or ""):
-            found.setdefault(command, _parse_duration(value))
-        return cls(clock_ms=found.get("clk"), elapsed_ms=found.get("emt"))
+        return _split_clock(comment or "")[0] or cls()
 
 
-_CLOCK_COMMAND = re.compile(r"\[%(clk|emt)\s+((?:\d+:)?(?:\d+:)?\d+(?:\.\d+)?)\s*\]")
+_DURATION = r"(?:(\d{1,9}):)??(?:(\d{1,9}):)?(\d{1,9})(?:\.(\d{1,9}))?"
+"""``H:MM:SS.f``, ``M:SS.f`` or ``S.f``: hours, minutes, seconds and fraction groups."""
+
+_CLOCK_COMMAND = re.compile(rf"\[%(clk|emt)\s+{_DURATION}\s*\]")
+
+_CLOCK_ONLY = re.compile(rf"\[%clk {_DURATION}\] \[%emt {_DURATION}\]")
+"""A comment holding just what the writer puts after every turn (the common case, fast)."""
 
 
-def _format_seconds(ms: int) -> str:
-    """``39500`` → ``39.5``: seconds with as many decimals as needed."""
-    whole, fraction = divmod(ms, 1000)
-    return f"{whole}.{fraction:03d}".rstrip("0").rstrip(".")
+def _split_clock(text: str) -> tuple[ClockAnnotation | None, str]:
+    """The clock annotations in a comment's text (``None``: none) and the text without them."""
+    if match := _CLOCK_ONLY.fullmatch(text):
+        groups = match.groups()
+        return ClockAnnotation(_duration_ms(*groups[:4]), _duration_ms(*groups[4:])), ""
+    found: dict[str, int] = {}
+
+    def take(match: re.Match[str]) -> str:
+        found.setdefault(match[1], _duration_ms(*match.groups()[1:]))
+        return " "
+
+    rest = " ".join(_CLOCK_COMMAND.sub(take, text).split())
+    if not found:
+        return None, rest
+    return ClockAnnotation(clock_ms=found.get("clk"), elapsed_ms=found.get("emt")), rest
 
 
 def _format_hms(ms: int) -> str:
-    """``39500`` → ``0:00:39.5``."""
+    """``39500`` → ``0:00:39.5``; ``210`` → ``0:00:00.21``; ``0`` → ``0:00:00``."""
     hours, rest = divmod(ms, 3_600_000)
     minutes, rest = divmod(rest, 60_000)
-    seconds = _format_seconds(rest)
-    return f"{hours}:{minutes:02d}:{'0' if rest < 10_000 else ''}{seconds}"
+    whole, fraction = divmod(rest, 1000)
+    seconds = f"{whole:02d}.{fraction:03d}".rstrip("0").rstrip(".")
+    return f"{hours}:{minutes:02d}:{seconds}"
 
 
-def _parse_duration(text: str) -> int:
-    """``0:00:39.5`` or ``39.5`` → milliseconds."""
-    *larger, seconds = text.split(":")
-    whole, _, fraction = seconds.partition(".")
-    ms = int(whole) * 1000 + int((fraction + "000")[:3])
-    multiplier = 60_000
-    for unit in reversed(larger):
-        ms += int(unit) * multiplier
-        multiplier *= 60
+def _duration_ms(hours: str | None, minutes: str | None, seconds: str, fraction: str | None) -> int:
+    """The groups of :data:`_DURATION` in milliseconds (a fraction counts to the millisecond)."""
+    ms = int(seconds) * 1000 + (int((fraction + "00")[:3]) if fraction else 0)
+    if minutes:
+        ms += int(minutes) * 60_000
+    if hours:
+        ms += int(hours) * 3_600_000
     return ms
+
+
+# --- the record ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedTurn:
+    """One turn of a record: its token (Ivy: a §7 turn), a comment and clock annotations.
+
+    ``comment`` is free text, cleaned on construction (:func:`clean_comment`), so
+    it may come from anywhere; ``clock`` is written before it in the same
+    ``{…}``. An empty comment next to a clock is no comment (``None``).
+    """
+
+    token: str
+    comment: str | None = None
+    clock: ClockAnnotation | None = None
+
+    def __post_init__(self) -> None:
+        if not _SYMBOL.fullmatch(self.token):
+            raise RecordError(f"turn token {clip(self.token, 40)!r} is not a PGN symbol")
+        clock = self.clock
+        if clock is not None and clock.clock_ms is None and clock.elapsed_ms is None:
+            clock = None
+        comment = None if self.comment is None else clean_comment(self.comment)
+        if clock is not None and comment == "":
+            comment = None
+        object.__setattr__(self, "clock", clock)
+        object.__setattr__(self, "comment", comment)
+
+
+@dataclass(frozen=True, slots=True)
+class GameRecord:
+    """One game: tags, turns, result and an optional comment before the first turn.
+
+    ``tags`` is normalised on construction: every value cleaned
+    (:func:`clean_tag_value`), the seven-tag roster first, in its order (missing
+    roster tags get PGN's unknown values, ``Result`` the record's result), then
+    the other tags in the order given. ``result`` is one of :data:`RESULTS`; a
+    ``Result`` tag that disagrees with it is refused. ``comment`` is cleaned like
+    a turn's.
+    """
+
+    tags: dict[str, str] = field(default_factory=dict)
+    turns: list[RecordedTurn] = field(default_factory=list)
+    result: str = "*"
+    comment: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.result not in RESULTS:
+            raise RecordError(f"result {self.result!r} is not one of {', '.join(RESULTS)}")
+        cleaned: dict[str, str] = {}
+        for name, value in self.tags.items():
+            if not _TAG_NAME.fullmatch(name):
+                raise RecordError(f"tag name {clip(name, 40)!r} is not letters, digits and '_'")
+            cleaned[name] = clean_tag_value(value)
+        tagged = cleaned.get("Result", self.result)
+        if tagged != self.result:
+            raise RecordError(f"Result tag {tagged!r} does not match the result {self.result!r}")
+        ordered = {name: cleaned.get(name, ROSTER_DEFAULTS[name]) for name in SEVEN_TAG_ROSTER}
+        ordered["Result"] = self.result
+        ordered.update((k, v) for k, v in cleaned.items() if k not in ordered)
+        object.__setattr__(self, "tags", ordered)
+        if self.comment is not None:
+            object.__setattr__(self, "comment", clean_comment(self.comment))
+
+    @property
+    def start_position(self) -> str | None:
+        """The position a set-up game starts from, in its game's own notation.
+
+        The ``FEN`` tag of a game with ``[SetUp "1"]`` (older records: the
+        ``Position`` tag); ``None`` for a game from the start position.
+        """
+        if self.tags.get("SetUp") != "1":
+            return None
+        return self.tags.get("FEN", self.tags.get("Position"))
+
+    @property
+    def first_turn(self) -> int:
+        """The turn number (§6 ``TURN``) of the first recorded turn.
+
+        1, unless the game starts from a set-up position (:attr:`start_position`),
+        which ends with its turn number.
+        """
+        start = self.start_position
+        if start is None:
+            return 1
+        fields = start.split()
+        if not fields or not fields[-1].isdigit() or int(fields[-1]) < 1:
+            raise RecordError(f"set-up position {start!r} does not end with a turn number")
+        return int(fields[-1])
 
 
 # --- the writer ----------------------------------------------------------------
 
 
 def format_game(record: GameRecord) -> str:
-    """The game as PGN export text: tags, a blank line, movetext, a blank line."""
-    tag_lines = [f'[{name} "{_escape(value)}"]' for name, value in record.tags.items()]
+    """The game as PGN export text: tags, a blank line, movetext, a blank line.
+
+    Tag values are written as the record holds them: cleaning left nothing that
+    needs an escape. No movetext line starts with ``[`` or ``%``, and the only
+    ``[`` in the movetext open clock annotations.
+    """
+    tag_lines = [f'[{name} "{value}"]' for name, value in record.tags.items()]
     words: list[str] = []
     if record.comment is not None:
-        words += _comment_words(record.comment)
+        words += _comment_words(record.comment, None)
     first = record.first_turn
     for index, played in enumerate(record.turns):
         turn = first + index
@@ -226,8 +315,8 @@ def format_game(record: GameRecord) -> str:
         elif index == 0:
             words.append(f"{turn // 2}...")
         words.append(played.token)
-        if played.comment is not None:
-            words += _comment_words(played.comment)
+        if played.comment is not None or played.clock is not None:
+            words += _comment_words(played.comment, played.clock)
     words.append(record.result)
     return "\n".join(tag_lines) + "\n\n" + "\n".join(_wrap(words)) + "\n\n"
 
@@ -249,119 +338,313 @@ def append_game(path: str | os.PathLike[str], record: GameRecord) -> None:
         os.close(fd)
 
 
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"')
+def _comment_words(comment: str | None, clock: ClockAnnotation | None) -> list[str]:
+    """The comment as ``{…}`` cut into units for wrapping.
 
-
-def _comment_words(comment: str) -> list[str]:
-    """The comment as ``{…}`` split into words for wrapping."""
-    words = comment.split() or [""]
-    words[0] = "{" + words[0]
-    words[-1] += "}"
-    return words
+    The clock annotations are one unit, so a ``[%…]`` command is never split or
+    put at the start of a line; the text's words follow.
+    """
+    units = [str(clock)] if clock is not None else []
+    if comment:
+        units += comment.split(" ")
+    if not units:
+        units = [""]
+    units[0] = "{" + units[0]
+    units[-1] += "}"
+    return units
 
 
 def _wrap(words: list[str]) -> list[str]:
-    """Join words into lines under 80 characters.
-
-    A line never starts with ``%`` or ``[`` (a reader could take it for an
-    escape line or a tag), so such a word is first glued to the word before it;
-    a glued group longer than a line gets a line of its own.
-    """
-    groups: list[str] = []
-    for word in words:
-        if groups and word[:1] in ("%", "["):
-            groups[-1] += " " + word
-        else:
-            groups.append(word)
+    """Join words into lines under 80 characters (a longer word has a line to itself)."""
     lines: list[str] = []
-    for group in groups:
-        if lines and len(lines[-1]) + 1 + len(group) <= MAX_LINE_LENGTH:
-            lines[-1] += " " + group
+    for word in words:
+        if lines and len(lines[-1]) + 1 + len(word) <= MAX_LINE_LENGTH:
+            lines[-1] += " " + word
         else:
-            lines.append(group)
+            lines.append(word)
     return lines
 
 
-# --- the reader ----------------------------------------------------------------
+# --- where games begin ------------------------------------------------------------
+
+_BEFORE, _TAGS, _MOVES = range(3)
+"""Where a game's text is: before its tags, in them, after them (the movetext)."""
+
+
+@dataclass(slots=True)
+class _Chunk:
+    """The lines of one game, as :func:`_split_games` found them.
+
+    ``first`` is the 0-based number of its first line in the text. ``game`` is
+    ``False`` for a chunk that holds nothing but blank lines and comments (the
+    text before the first game). ``cut_by_tags`` says the next game's tags
+    follow it. Without ``keep_moves`` only the lines up to the end of the tag
+    section are kept.
+    """
+
+    first: int
+    lines: list[str] = field(default_factory=list)
+    game: bool = False
+    cut_by_tags: bool = False
+
+
+def _split_games(lines: Iterable[str], *, keep_moves: bool = True) -> Iterator[_Chunk]:
+    """The text's lines grouped by game (see the module docstring for the rule).
+
+    This is the only place that decides where games begin, so that every reader
+    here counts the same games. It follows ``{…}`` comments and ``;`` comments
+    line by line, but reads no token: the same pass serves the headers-only
+    reader.
+    """
+    chunk = _Chunk(0)
+    phase = _BEFORE
+    in_comment = blank_before = False
+    for number, line in enumerate(lines):
+        head = line[:1]
+        if head == " " or head == "\t":
+            head = line.lstrip()[:1]
+        if in_comment and not (head == "[" and blank_before):
+            if head:
+                in_comment = _comment_open_after(line, True)
+        elif head == "[":
+            if phase == _MOVES or in_comment:
+                chunk.cut_by_tags = True
+                yield chunk
+                chunk = _Chunk(number)
+                in_comment = False
+            phase = _TAGS
+        elif not head:
+            if phase == _TAGS:
+                phase = _MOVES
+        elif head == "%" and line[0] == "%":
+            pass  # an escape line: skipped by every reader
+        elif head == ";":
+            if phase == _TAGS:
+                phase = _MOVES
+        else:
+            phase = _MOVES
+            in_comment = _comment_open_after(line, False)
+        blank_before = not head
+        if phase != _BEFORE:
+            chunk.game = True
+        if keep_moves or phase != _MOVES:
+            chunk.lines.append(line)
+    yield chunk
+
+
+def _comment_open_after(line: str, inside: bool) -> bool:
+    """Whether a ``{…}`` comment is open at the end of ``line`` (``inside``: at its start)."""
+    if ";" not in line:
+        # Comments do not nest, so the last brace on the line decides.
+        opened, closed = line.rfind("{"), line.rfind("}")
+        return inside if opened == closed else opened > closed
+    position = 0
+    while True:
+        if inside:
+            position = line.find("}", position) + 1
+            if not position:
+                return True
+            inside = False
+        else:
+            brace, semicolon = line.find("{", position), line.find(";", position)
+            if brace < 0 or 0 <= semicolon < brace:
+                return False  # a ';' comment hides the rest of the line
+            position, inside = brace + 1, True
+
+
+# --- reading tags -----------------------------------------------------------------
+
+_TAG = re.compile(r'\s*\[\s*([A-Za-z0-9_]+)\s+"((?:[^"\\]|\\.)*)"\s*\]')
+_UNESCAPE = re.compile(r"\\(.)")
+
+
+def _read_tag_line(line: str, tags: dict[str, str]) -> bool:
+    """Add the tags of one tag line to ``tags``; ``False`` when it is not well formed."""
+    end = len(line.rstrip())
+    position = 0
+    while position < end:
+        match = _TAG.match(line, position)
+        if match is None:
+            return False
+        value = match.group(2)
+        tags[match.group(1)] = _UNESCAPE.sub(r"\1", value) if "\\" in value else value
+        position = match.end()
+    return True
+
+
+def _is_escape_line(line: str) -> bool:
+    return line[:1] == "%"
+
+
+@dataclass(frozen=True, slots=True)
+class GameHeaders:
+    """The tags of one game as :func:`read_headers` read them.
+
+    ``number`` is the game's 1-based place in the text and ``line`` the line
+    of its first tag (of its movetext, for a game without tags). Values are
+    exactly as strict PGN readers give them back (escapes undone), not cleaned.
+    """
+
+    number: int
+    line: int
+    tags: dict[str, str]
+
+
+def _headers(chunks: Iterable[_Chunk]) -> Iterator[GameHeaders | PgnError]:
+    """The tag section of every game."""
+    number = 0
+    for chunk in chunks:
+        if not chunk.game:
+            continue
+        number += 1
+        tags: dict[str, str] = {}
+        error = None
+        start = chunk.first + 1
+        for row, line in enumerate(chunk.lines, start=chunk.first + 1):
+            if _is_escape_line(line):
+                continue
+            stripped = line.strip()
+            if stripped.startswith("["):
+                start = row if not tags else start
+                if not _read_tag_line(line, tags):
+                    error = PgnError(number, row, f"bad tag line {clip(stripped, 40)!r}")
+                    break
+            elif tags or (stripped and stripped[0] != ";"):
+                start = row if not tags else start
+                break  # the end of the tags, or the movetext of a game without tags
+        yield error or GameHeaders(number, start, tags)
+
+
+def read_headers(text: str) -> Iterator[GameHeaders | PgnError]:
+    """The tags of every game in a PGN text, in order, or the error of a broken tag section.
+
+    Only the tags are read: whatever the movetext holds, every game with a
+    readable tag section is given.
+    """
+    return _headers(_split_games(_text_lines(text), keep_moves=False))
+
+
+def iter_pgn_headers(path: str | os.PathLike[str]) -> Iterator[GameHeaders | PgnError]:
+    """:func:`read_headers` for the file at ``path``, read in one streaming pass.
+
+    The file is read as for :func:`iter_pgn_file`.
+    """
+    return _headers(_split_games(_file_lines(path), keep_moves=False))
+
+
+# --- reading whole games --------------------------------------------------------------
 
 
 def read_games(text: str) -> Iterator[GameRecord | PgnError]:
     """Every game in a PGN text, in order: a record, or the error that broke it.
 
-    After a broken game, reading resumes at the next tag line that follows a
-    blank line (or, when the break was a game running into the next one's tags,
-    at those tags). Move numbers, NAGs (``$1``), ``!``/``?`` suffixes, ``;``
-    comments and ``%`` escape lines are skipped; comments are kept with their
-    whitespace collapsed to single spaces, several after one turn joined by a
-    space; ``--`` is an ordinary token (the null turn).
+    A broken game never takes the next one with it: games are found before
+    they are read (see the module docstring). Move numbers, NAGs (``$1``),
+    ``!``/``?`` suffixes, ``;`` comments and ``%`` escape lines are skipped;
+    comments are kept with their whitespace collapsed to single spaces, several
+    after one turn joined by a space, clock annotations taken out of them;
+    ``--`` is an ordinary token (the null turn). Text after a game's result that
+    is not another game's tags is read as games without tags.
     """
-    reader = _Reader(text)
-    number = 0
-    while reader.find_game():
-        number += 1
-        try:
-            record = reader.read_game(number)
-        except _Broken as broken:
-            yield broken.error
-            reader.resume(broken)
-            continue
-        yield record
+    return _records(_split_games(_text_lines(text)))
+
+
+def iter_pgn_file(path: str | os.PathLike[str]) -> Iterator[GameRecord | PgnError]:
+    """:func:`read_games` for the file at ``path``, one game at a time.
+
+    Memory holds one game, whatever the size of the file. Each line is read as
+    UTF-8 (a BOM is allowed), or, when it is not valid UTF-8, as Latin-1, PGN's
+    historical encoding. Raises :class:`RecordError` (when the first game is
+    asked for) if the file cannot be read.
+    """
+    return _records(_split_games(_file_lines(path)))
 
 
 def read_pgn_file(path: str | os.PathLike[str]) -> list[GameRecord | PgnError]:
-    """Every game in the PGN file at ``path`` (see :func:`read_games`).
-
-    The file is read as UTF-8 (a BOM is allowed), falling back to Latin-1, PGN's
-    historical encoding. Raises :class:`RecordError` when it cannot be read.
-    """
-    try:
-        with open(path, "rb") as file:
-            data = file.read()
-    except OSError as error:
-        raise RecordError(f"cannot read {os.fspath(path)}: {error.strerror or error}") from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        text = data.decode("latin-1")
-    return list(read_games(text))
+    """Every game in the PGN file at ``path`` (see :func:`iter_pgn_file`), as a list."""
+    return list(iter_pgn_file(path))
 
 
 def read_game(path: str | os.PathLike[str], number: int = 1) -> GameRecord:
-    """Game ``number`` (1-based) of the PGN file at ``path``.
+    """Game ``number`` (1-based) of the PGN file at ``path``, reading no further.
 
     Raises the game's :class:`PgnError` when it is broken, :class:`RecordError`
     when the file cannot be read or holds fewer games.
     """
-    games = read_pgn_file(path)
-    if not 1 <= number <= len(games):
-        held = f"{len(games)} game{'' if len(games) == 1 else 's'}"
-        raise RecordError(f"{os.fspath(path)} holds {held}, not game {number}")
-    game = games[number - 1]
-    if isinstance(game, PgnError):
-        raise game
-    return game
+    held = 0
+    for held, game in enumerate(iter_pgn_file(path), start=1):
+        if held == number:
+            if isinstance(game, PgnError):
+                raise game
+            return game
+    games = f"{held} game{'' if held == 1 else 's'}"
+    raise RecordError(f"{os.fspath(path)} holds {games}, not game {number}")
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # only these: str.splitlines() also splits at \x0c, \u2028…
+
+
+def _text_lines(text: str) -> list[str]:
+    lines = _LINE_BREAK.split(text)
+    if lines[-1] == "":
+        lines.pop()  # the text's final line break ends a line, it starts none
+    return lines
+
+
+def _file_lines(path: str | os.PathLike[str]) -> Iterator[str]:
+    """The lines of the file at ``path`` without their line breaks, each UTF-8 or else Latin-1.
+
+    The file is opened when the first line is asked for, and closed at the end.
+    """
+    try:
+        # Universal newlines split at exactly the line breaks of _LINE_BREAK.
+        with open(path, encoding="utf-8-sig", errors="surrogateescape", newline=None) as file:
+            for line in file:
+                if line[-1:] == "\n":
+                    line = line[:-1]
+                if not line.isascii():
+                    line = _latin_1_unless_utf_8(line)
+                yield line
+    except OSError as error:
+        raise RecordError(f"cannot read {os.fspath(path)}: {error.strerror or error}") from None
+
+
+def _latin_1_unless_utf_8(line: str) -> str:
+    """A line decoded with ``surrogateescape``, decoded as Latin-1 if it was not UTF-8."""
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        return line.encode("utf-8", "surrogateescape").decode("latin-1")
+    return line
+
+
+def _records(chunks: Iterable[_Chunk]) -> Iterator[GameRecord | PgnError]:
+    """Every game of every chunk; a broken game ends its chunk."""
+    number = 0
+    for chunk in chunks:
+        reader = _Reader(chunk)
+        while reader.find_game():
+            number += 1
+            try:
+                yield reader.read_game(number)
+            except _Broken as broken:
+                yield broken.error
+                break
 
 
 class _Broken(Exception):
-    """Internal: a game is broken; ``resume_at`` is where to look for the next one.
+    """Internal: a game is broken; the rest of its chunk is not read."""
 
-    ``resume_at`` ``None`` means: at the next tag line after a blank line,
-    searching from the line after the error.
-    """
-
-    def __init__(self, error: PgnError, resume_at: int | None = None) -> None:
+    def __init__(self, error: PgnError) -> None:
         super().__init__(str(error))
         self.error = error
-        self.resume_at = resume_at
 
 
-_TAG = re.compile(r'\s*\[\s*([A-Za-z0-9_]+)\s+"((?:[^"\\]|\\.)*)"\s*\]')
-_UNESCAPE = re.compile(r"\\(.)")
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # only these: str.splitlines() also splits at \x0c, \u2028…
 _MOVETEXT = re.compile(
     r"""
-      (?P<result>1-0|0-1|1/2-1/2|\*)(?=[\s{;]|$)
+    \s*(?:
+      (?P<end>$)
+    | (?P<result>1-0|0-1|1/2-1/2|\*)(?=[\s{;]|$)
     | (?P<number>\d+(?:\.+|(?=[\s{;]|$)))
     | (?P<dots>\.+)
     | (?P<nag>\$\d+)(?=[\s{;]|$)
@@ -369,20 +652,24 @@ _MOVETEXT = re.compile(
     | (?P<comment>\{)
     | (?P<rest>;)
     | (?P<variation>\()
-    """,
+    )""",
     re.VERBOSE,
 )
+"""The next token of a movetext line, after any blanks (``end``: nothing more on it)."""
 
 
 class _Reader:
-    """A cursor over the lines of a PGN text that reads one game at a time."""
+    """A cursor over the lines of one chunk that reads one game at a time."""
 
-    def __init__(self, text: str) -> None:
-        self.lines = _LINE_BREAK.split(text)
-        if self.lines[-1] == "":
-            self.lines.pop()  # the text's final line break ends a line, it starts none
+    def __init__(self, chunk: _Chunk) -> None:
+        self.chunk = chunk
+        self.lines = chunk.lines
         self.row = 0
         self.col = 0
+
+    def line_number(self, row: int) -> int:
+        """The 1-based number in the whole text of the chunk's line ``row``."""
+        return self.chunk.first + row + 1
 
     # -- between games
 
@@ -396,19 +683,6 @@ class _Reader:
                 self.col += len(rest) - len(rest.lstrip())
                 return True
         return False
-
-    def resume(self, broken: _Broken) -> None:
-        """Move the cursor to where the next game may start after a broken one."""
-        if broken.resume_at is not None:
-            self.row, self.col = broken.resume_at, 0
-            return
-        row = broken.error.line  # the line after the error (lines count from 1)
-        while row < len(self.lines) and not self._tags_after_blank(row):
-            row += 1
-        self.row, self.col = row, 0
-
-    def _tags_after_blank(self, row: int) -> bool:
-        return self.lines[row].lstrip().startswith("[") and not self.lines[row - 1].strip()
 
     def _skippable(self, rest: str) -> bool:
         """Blank, a ``;`` comment, or a ``%`` escape line."""
@@ -425,30 +699,25 @@ class _Reader:
         tags = self._read_tags(number)
         leading: list[str] = []
         turns: list[tuple[str, list[str]]] = []
+        lines = self.lines
         while True:
-            if self.row >= len(self.lines):
-                self._fail(number, len(self.lines), "the game ends without a result token")
-            line = self.lines[self.row]
-            if self.col == 0 and line.startswith("%"):
-                self._next_line()
-                continue
-            if self.col == 0 and line.lstrip().startswith("["):
-                raise _Broken(
-                    PgnError(number, self.row + 1, "the next game's tags come before a result"),
-                    resume_at=self.row,
-                )
-            self.col = len(line) - len(line[self.col :].lstrip())
-            if self.col == len(line):
+            if self.row >= len(lines):
+                self._fail_at_end(number)
+            line = lines[self.row]
+            if self.col == 0 and _is_escape_line(line):
                 self._next_line()
                 continue
             match = _MOVETEXT.match(line, self.col)
             if match is None:
                 garbage = line[self.col :].split()[0]
-                self._fail(number, self.row + 1, f"unexpected {_clip(garbage)!r} in the movetext")
+                self._fail(number, self.row, f"unexpected {clip(garbage, 40)!r} in the movetext")
             kind = match.lastgroup
+            if kind == "end":
+                self._next_line()
+                continue
             self.col = match.end()
             if kind == "result":
-                return self._finish(number, tags, leading, turns, match.group())
+                return self._finish(number, tags, leading, turns, match.group("result"))
             if kind == "symbol":
                 turns.append((match.group("symbol"), []))
             elif kind == "comment":
@@ -456,34 +725,25 @@ class _Reader:
             elif kind == "rest":
                 self._next_line()
             elif kind == "variation":
-                self._fail(number, self.row + 1, "variations '(…)' are not supported")
+                self._fail(number, self.row, "variations '(…)' are not supported")
 
     def _read_tags(self, number: int) -> dict[str, str]:
         """The tag section at the cursor (may be empty); leaves the cursor after it."""
         tags: dict[str, str] = {}
         while self.row < len(self.lines):
             line = self.lines[self.row]
-            if self.col == 0 and line.startswith("%"):
+            if self.col == 0 and _is_escape_line(line):
                 self._next_line()
                 continue
             if not line[self.col :].lstrip().startswith("["):
                 break
-            position = self.col
-            while position < len(line.rstrip()):
-                match = _TAG.match(line, position)
-                if match is None:
-                    self._fail(number, self.row + 1, f"bad tag line {_clip(line.strip())!r}")
-                tags[match.group(1)] = _UNESCAPE.sub(r"\1", match.group(2))
-                position = match.end()
+            if not _read_tag_line(line[self.col :], tags):
+                self._fail(number, self.row, f"bad tag line {clip(line.strip(), 40)!r}")
             self._next_line()
         return tags
 
     def _read_comment(self, number: int) -> str:
-        """The ``{…}`` comment whose ``{`` is just before the cursor, whitespace collapsed.
-
-        A comment still open at the end of the text, or when a tag line follows a
-        blank line, is unterminated.
-        """
+        """The ``{…}`` comment whose ``{`` is just before the cursor, whitespace collapsed."""
         start = self.row
         parts: list[str] = []
         while True:
@@ -496,11 +756,15 @@ class _Reader:
             parts.append(line[self.col :])
             self._next_line()
             if self.row >= len(self.lines):
-                self._fail(number, start + 1, "unterminated comment '{'")
-            if self._tags_after_blank(self.row):
-                raise _Broken(
-                    PgnError(number, start + 1, "unterminated comment '{'"), resume_at=self.row
-                )
+                self._fail(number, start, "unterminated comment '{'")
+
+    def _fail_at_end(self, number: int) -> NoReturn:
+        """The chunk ended inside the game: at the next game's tags, or at the end of the text."""
+        if self.chunk.cut_by_tags:
+            line = self.line_number(len(self.lines))
+            raise _Broken(PgnError(number, line, "the next game's tags come before a result"))
+        line = self.line_number(len(self.lines) - 1)
+        raise _Broken(PgnError(number, line, "the game ends without a result token"))
 
     def _finish(
         self,
@@ -513,30 +777,31 @@ class _Reader:
         """Build the record once the result token is read."""
         tagged = tags.get("Result", result)
         if tagged != result:
-            self._fail(
-                number,
-                self.row + 1,
-                f"result token {result!r} does not match the Result tag {tagged!r}",
-            )
+            mismatch = f"result token {result!r} does not match the Result tag {tagged!r}"
+            self._fail(number, self.row, mismatch)
         try:
             return GameRecord(
                 tags=tags,
-                turns=[RecordedTurn(token, _join(comments)) for token, comments in turns],
+                turns=[_recorded_turn(token, comments) for token, comments in turns],
                 result=result,
                 comment=_join(leading),
             )
         except RecordError as error:
-            self._fail(number, self.row + 1, str(error))
+            self._fail(number, self.row, str(error))
 
-    def _fail(self, number: int, line: int, reason: str) -> NoReturn:
-        raise _Broken(PgnError(number, line, reason))
+    def _fail(self, number: int, row: int, reason: str) -> NoReturn:
+        raise _Broken(PgnError(number, self.line_number(row), reason))
+
+
+def _recorded_turn(token: str, comments: list[str]) -> RecordedTurn:
+    """A turn read back: its clock annotations taken out of its comments."""
+    text = _join(comments)
+    if text is None:
+        return RecordedTurn(token)
+    clock, rest = _split_clock(text)
+    return RecordedTurn(token, rest if rest or clock is None else None, clock)
 
 
 def _join(comments: list[str]) -> str | None:
     """Several comments in one place, as one (``None`` when there are none)."""
     return " ".join(filter(None, comments)) if comments else None
-
-
-def _clip(text: str, limit: int = 40) -> str:
-    """Shorten text quoted in an error message."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"

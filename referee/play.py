@@ -25,6 +25,7 @@ from referee.pgn import GameRecord, append_game
 from referee.process import BotCommand
 from referee.render import render
 from referee.session import GameSession
+from referee.untrusted import for_terminal
 
 HELP = "Type a turn such as c2+Lc2 (creep c2, leaf on c2), xg3 (choke g3), -- (pass); 'quit' stops."
 
@@ -87,11 +88,15 @@ async def play_against(
     try:
         async with trio.open_nursery() as nursery:
             player = BotPlayer(
-                command, names[bot_seat], nursery, max_line_bytes=config.max_line_bytes
+                command,
+                names[bot_seat],
+                nursery,
+                max_line_bytes=config.max_line_bytes,
+                sandbox=config.sandbox.hiding(pgn),
             )
             try:
                 link = await player.link()
-                await link.ask(session.new_game(bot_seat, next(link.ids)), config.control.startup)
+                await link.ask(session.new_game(bot_seat, link.next_id), config.control.startup)
             except BotFault as fault:
                 session.fault(bot_seat, fault)
             while (seat := session.deciding) is not None:
@@ -103,7 +108,7 @@ async def play_against(
                         break
                     session.submit(seat, reply, 0.0)
                     continue
-                request = session.next_request(next(link.ids))
+                request = session.next_request(link.next_id)
                 error: ErrorMessage | None
                 try:
                     bot_reply, elapsed = await link.ask(request.message, request.budget)
@@ -117,7 +122,8 @@ async def play_against(
                     say(f"{names[bot_seat]} plays {session.last_notation}")
             if session.ending is not None:
                 say(render(game.view(session.state, 0), color))
-                say(f"Game over: {session.ending.result} — {session.ending.reason}")
+                reason = for_terminal(session.ending.reason)  # it may quote the bot
+                say(f"Game over: {session.ending.result} — {reason}")
             await player.close()
     finally:
         await reader.aclose()

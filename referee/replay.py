@@ -6,15 +6,17 @@ first turn the rules refuse. :func:`verify` judges the whole record on top of
 that — legal turns, a result the rules agree with, a consistent ``Termination``
 and ``PlyCount`` — and returns a :class:`ReplayReport`.
 
-The game is set up from the tags: ``[SetUp "1"]`` with ``[Position "…"]`` for a
-game that does not start from the start position, ``[TurnLimit "N"]`` for the
-turn limit. A record whose set-up cannot be understood raises
+The game is set up from the tags: ``[Game "…"]`` (or, without it, ``[Variant "…"]``)
+names the game, Ivy when both are absent; ``[SetUp "1"]`` with ``[FEN "…"]`` (older
+records: ``[Position "…"]``) holds the position, in the game's own notation, of a
+game that does not start from the start position; ``[TurnLimit "N"]`` is the turn
+limit. A record whose set-up cannot be understood raises
 :class:`~referee.errors.RecordError`: there is no game to replay.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +29,9 @@ DEFAULT_GAME = "ivy"
 
 FORFEITS: frozenset[str] = frozenset({"time forfeit", "rules infraction", "abandoned"})
 """``Termination`` values for a game a player lost by breaking the protocol."""
+
+_LOSS_OF: tuple[str, str] = ("0-1", "1-0")
+"""The result of a game lost by the first seat, and by the second."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +167,7 @@ def replay(record: GameRecord) -> Replay:
     limit) is illegal too. Raises :class:`RecordError` when the game cannot be
     set up from the tags.
     """
-    game, settings = _setup(record.tags)
+    game, settings = _setup(record)
     first_turn = record.first_turn
     try:
         state = game.start(settings)
@@ -201,7 +206,11 @@ def verify(record: GameRecord) -> ReplayReport:
     - the game goes on: the result is ``*`` with ``Termination`` ``unterminated``
       (or absent); or a player lost by ``time forfeit``, ``rules infraction`` or
       ``abandoned`` with a decisive result; or it was ended by ``adjudication``
-      with any finished result.
+      with any finished result;
+    - a ``time forfeit`` after the first recorded turn is lost by the player to
+      move in the final position: only its clock was running. (A bot may break
+      the rules or crash while the other one thinks, and before the first turn
+      either may overrun its start-up allowance, so nothing more follows.)
     """
     played = replay(record)
     outcome = played.outcome
@@ -220,18 +229,23 @@ def verify(record: GameRecord) -> ReplayReport:
     )
 
 
-def _setup(tags: Mapping[str, str]) -> tuple[Game, GameSettings]:
-    """The game and its settings as the tags describe them."""
+def _setup(record: GameRecord) -> tuple[Game, GameSettings]:
+    """The game and its settings as the record's tags describe them."""
+    tags = record.tags
+    name, variant = tags.get("Game"), tags.get("Variant")
+    if name is not None and variant is not None and name.lower() != variant.lower():
+        raise RecordError(f"the Game tag {name!r} and the Variant tag {variant!r} disagree")
     try:
-        game = get_game(tags.get("Game", DEFAULT_GAME))
+        game = get_game(name or variant or DEFAULT_GAME)
     except RuleError as error:
         raise RecordError(str(error)) from None
     setup = tags.get("SetUp", "0")
     if setup not in ("0", "1"):
         raise RecordError(f'SetUp tag must be "0" or "1", not {setup!r}')
-    start = tags.get("Position")
-    if (setup == "1") != (start is not None):
-        raise RecordError('a Position tag goes with [SetUp "1"] and only with it')
+    start = record.start_position
+    has_position = "FEN" in tags or "Position" in tags
+    if (setup == "1") != has_position:
+        raise RecordError('a FEN tag goes with [SetUp "1"] and only with it')
     options: dict[str, Any] = {}
     if "TurnLimit" in tags:
         if not tags["TurnLimit"].isdigit():
@@ -268,6 +282,16 @@ def _judge(
     if kind in FORFEITS:
         if recorded == "1/2-1/2":
             return False, f"a game lost by {kind} cannot be a draw"
+        if kind == "time forfeit" and record.turns:
+            # After the first turn only the player asked for a turn has a running clock;
+            # before it, either player may have run out of its start-up allowance.
+            mover = played.game.to_decide(played.final_state)
+            if mover is not None and recorded != _LOSS_OF[mover]:
+                seat = _seat_name(played.game, mover)
+                return False, (
+                    f"result {recorded} but a time forfeit is lost by the player to move"
+                    f" ({seat}), which gives {_LOSS_OF[mover]}"
+                )
         return True, kind
     if kind == "adjudication":
         return True, kind

@@ -15,6 +15,9 @@ replies and hands them back::
 Every way a game can end lands here: by the rules (:class:`~referee.games.base.Outcome`),
 or by a bot's fault (:class:`~referee.errors.BotFault`), which costs that bot the
 game and names the cause in the record's ``Termination`` tag and final comment.
+The start of a game is judged as a whole (:meth:`GameSession.faults`): when every
+bot fails it, nobody played better than anybody else and the game is adjudicated
+a draw.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any
 from protocol.messages import (
     ERROR_CODES,
     ClockInfo,
+    ErrorCode,
     ErrorMessage,
     GameCodec,
     GameOver,
@@ -39,7 +43,7 @@ from protocol.messages import (
 from referee.clock import Clock, TimeControl
 from referee.errors import BotFault, BotIllegalTurn, BotTimeout, IllegalDecision
 from referee.games.base import Game, GameSettings, Outcome
-from referee.pgn import ClockAnnotation, GameRecord, RecordedTurn, clean_comment
+from referee.pgn import ClockAnnotation, GameRecord, RecordedTurn
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,12 +57,22 @@ class Request:
 
 @dataclass(frozen=True, slots=True)
 class Ending:
-    """How a game ended: the rules' outcome or a forfeit, as the record gives it."""
+    """How a game ended: the rules' outcome or a forfeit, as the record gives it.
+
+    ``faulty_seats`` are the seats whose bots forfeited, in seat order: none when
+    the rules ended the game, usually one, every seat when all of them failed the
+    start of the game (then the game is adjudicated a draw).
+    """
 
     scores: tuple[float, ...]
     termination: str
     reason: str
-    faulty_seat: int | None = None
+    faulty_seats: tuple[int, ...] = ()
+
+    @property
+    def faulty_seat(self) -> int | None:
+        """The seat that forfeited, when exactly one did."""
+        return self.faulty_seats[0] if len(self.faulty_seats) == 1 else None
 
     @property
     def result(self) -> str:
@@ -87,6 +101,18 @@ class _Played:
 
 def _ms(seconds: float) -> int:
     return round(seconds * 1000)
+
+
+_STABLE_CODES: dict[str, ErrorCode] = {code: code for code in ERROR_CODES}
+
+
+def _error_message(error: BotFault) -> ErrorMessage | None:
+    """The ``error`` message about ``error``; ``None`` for a crash (nobody left to tell)."""
+    code = _STABLE_CODES.get(error.code)
+    if code is None:
+        return None
+    offending = error.offending if isinstance(error, ProtocolViolation) else None
+    return ErrorMessage(code=code, message=str(error), offending=offending)
 
 
 class GameSession:
@@ -249,23 +275,46 @@ class GameSession:
         Returns the ``error`` message to send to the bot, or ``None`` when it
         cannot be told (it crashed).
         """
-        offending = error.offending if isinstance(error, ProtocolViolation) else None
-        return self._forfeit(seat, error, offending)
+        return self.faults({seat: error})[seat]
 
-    def _forfeit(self, seat: int, error: BotFault, offending: str | None) -> ErrorMessage | None:
+    def faults(self, errors: Mapping[int, BotFault]) -> dict[int, ErrorMessage | None]:
+        """End the game because the bots of these seats misbehaved, all at once.
+
+        That is how the start of a game is judged: every seat that failed its
+        handshake forfeits; the others share the points. When every seat failed,
+        none played better than another: the game is adjudicated a draw (PGN has
+        no result in which everybody loses). Returns, per faulty seat, the
+        ``error`` message for its bot (``None`` when it cannot be told).
+        """
+        if not errors:
+            raise ValueError("no fault to judge")
+        if self.ending is not None:
+            raise RuntimeError("the game is already over")
         self._asked = None
         players = len(self.players)
-        winners = players - 1
-        scores = tuple(0.0 if s == seat else 1.0 / winners for s in range(players))
-        self.ending = Ending(
-            scores=scores,
-            termination=error.termination,
-            reason=f"{self.seat_name(seat)} ({self.players[seat]}) forfeits: {error}",
-            faulty_seat=seat,
+        faulty = tuple(sorted(errors))
+        blame = "; ".join(
+            f"{self.seat_name(seat)} ({self.players[seat]}) forfeits: {errors[seat]}"
+            for seat in faulty
         )
-        if error.code not in ERROR_CODES:
-            return None  # a crash: there is nobody left to tell
-        return ErrorMessage(code=error.code, message=str(error), offending=offending)
+        if len(faulty) == players:
+            scores = (1.0 / players,) * players
+            termination = "adjudication"
+            reason = f"{blame}; nobody played, so the game is adjudicated a draw"
+        else:
+            winners = players - len(faulty)
+            scores = tuple(0.0 if s in errors else 1.0 / winners for s in range(players))
+            termination = errors[faulty[0]].termination
+            reason = blame
+        self.ending = Ending(
+            scores=scores, termination=termination, reason=reason, faulty_seats=faulty
+        )
+        return {seat: _error_message(errors[seat]) for seat in faulty}
+
+    def _forfeit(self, seat: int, error: BotIllegalTurn, offending: str | None) -> ErrorMessage:
+        """``seat`` loses by an illegal turn (``offending`` points into its reply)."""
+        self.faults({seat: error})
+        return ErrorMessage(code="illegal_turn", message=str(error), offending=offending)
 
     def _settle(self) -> None:
         """End the game if the rules say it is over."""
@@ -308,22 +357,21 @@ class GameSession:
         tags["TimeControl"] = self.control.pgn_tag
         tags["Termination"] = ending.termination if ending else "unterminated"
         tags["PlyCount"] = str(len(self._played))
+        tags["Variant"] = tags["Game"]  # variant PGNs' convention: not chess, and which game
         if self.settings.start is not None:
             tags["SetUp"] = "1"
-            tags["Position"] = self._start_notation
+            tags["FEN"] = self._start_notation
         turns = [
             RecordedTurn(
                 p.notation,
-                str(ClockAnnotation(clock_ms=_ms(p.remaining), elapsed_ms=_ms(p.elapsed))),
+                clock=ClockAnnotation(clock_ms=_ms(p.remaining), elapsed_ms=_ms(p.elapsed)),
             )
             for p in self._played
         ]
         comment = None
-        if ending is not None:
-            reason = clean_comment(ending.reason)
+        if ending is not None:  # the reason may quote a bot: the record cleans it
             if turns:
-                last = turns[-1]
-                turns[-1] = RecordedTurn(last.token, f"{last.comment} {reason}")
+                turns[-1] = RecordedTurn(turns[-1].token, ending.reason, turns[-1].clock)
             else:
-                comment = reason
+                comment = ending.reason
         return GameRecord(tags=tags, turns=turns, result=result, comment=comment)

@@ -1,9 +1,16 @@
-"""The ``referee`` command line: replay and show."""
+"""The ``referee`` command line: replay and show, and Ctrl-C in every command."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 
 from referee.cli import main
@@ -156,3 +163,41 @@ def test_show_refuses_turn_for_a_position_string() -> None:
     result = run("show", START, "--turn", "3")
     assert result.exit_code == 2
     assert "--game and --turn apply to a PGN file" in result.stderr
+
+
+# --- Ctrl-C ----------------------------------------------------------------------
+
+HANG_GUARD = 60
+"""Seconds after which a test gives up waiting for a process: a guard, never a measure."""
+
+
+@pytest.mark.parametrize("command", ["replay", "show", "ratings"])
+def test_ctrl_c_exits_130_with_one_line_in_every_command(tmp_path: Path, command: str) -> None:
+    # Opening a FIFO waits for a writer that never comes: the command is surely running.
+    fifo = tmp_path / "games.pgn"
+    os.mkfifo(fifo)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "referee.cli", command, str(fifo)],
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + HANG_GUARD
+    while not opened_by(child.pid, fifo):
+        assert child.poll() is None and time.monotonic() < deadline, child.communicate()
+        time.sleep(0.02)
+    child.send_signal(signal.SIGINT)
+    stdout, stderr = child.communicate(timeout=HANG_GUARD)
+    assert child.returncode == 130
+    assert (stdout, stderr) == ("", "Interrupted\n")
+
+
+def opened_by(pid: int, path: Path) -> bool:
+    """Whether process ``pid`` (started by the test) is opening or holds ``path``: its
+    main thread waits in the kernel's FIFO open, or one of its descriptors is the file."""
+    with contextlib.suppress(OSError):
+        if Path(f"/proc/{pid}/wchan").read_text() in ("fifo_open", "wait_for_partner"):
+            return True
+        return any(os.readlink(fd) == str(path) for fd in Path(f"/proc/{pid}/fd").iterdir())
+    return False

@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
+import sqlite3
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 from fakebots import FAKEBOTS, leftover_processes
 
+import tournaments.runner
 from referee.cli import main
+from referee.errors import RefereeFault
 from referee.pgn import read_pgn_file
 from referee.replay import verify
 
@@ -123,3 +132,199 @@ def test_ratings_of_a_file_without_results_is_one_error_line(tmp_path: Path) -> 
     result = run("ratings", str(empty))
     assert result.exit_code == 1
     assert "holds no finished games" in result.stderr
+
+
+# --- one line for every error, exit 130 on Ctrl-C ---------------------------------------
+
+REPO = Path(__file__).resolve().parents[1]
+HANG_GUARD = 60
+"""Seconds after which a test gives up waiting for a process: a guard, never a measure."""
+
+SLEEPER_MARK = "time.sleep(120)"
+SLEEPER = f"{sys.executable} -c 'import time; {SLEEPER_MARK}'"
+"""A bot that never answers (so that a command is still starting when it is interrupted)."""
+
+
+def start(*args: str, cwd: Path) -> subprocess.Popen[str]:
+    """``referee ARGS`` as a process of its own, its stdin a pipe nobody writes to."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "referee.cli", *args],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_until(ready: Callable[[], bool], process: subprocess.Popen[str]) -> None:
+    """Wait until ``ready()`` holds while ``process`` runs (the hang guard fails the test)."""
+    deadline = time.monotonic() + HANG_GUARD
+    while not ready():
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "the hang guard ran out"
+        time.sleep(0.02)
+
+
+def runs_bot(process: subprocess.Popen[str], marker: str) -> Callable[[], bool]:
+    """Whether ``process`` (started by this test) has a child whose command line holds
+    ``marker``: the bot itself, or the sandbox running it. (Other children come and go:
+    importing trio runs ``ldconfig``.)"""
+
+    def check() -> bool:
+        with contextlib.suppress(OSError):
+            tasks = Path(f"/proc/{process.pid}/task").iterdir()
+            children = [
+                child for task in tasks for child in (task / "children").read_text().split()
+            ]
+            return any(marker.encode() in command_line(child) for child in children)
+        return False
+
+    return check
+
+
+def command_line(pid: str) -> bytes:
+    """The command line of process ``pid``, or nothing once it is gone."""
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    return b""
+
+
+def interrupt(process: subprocess.Popen[str]) -> tuple[int, str]:
+    """Send Ctrl-C's SIGINT; the exit status and stderr."""
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=HANG_GUARD)
+    return process.returncode, stderr
+
+
+def test_ctrl_c_in_a_match_exits_130_with_one_line(tmp_path: Path) -> None:
+    pgn = tmp_path / "m.pgn"
+    match = start(
+        "match", PASS_BOT, PASS_BOT, "--games", "1000", "--turn-limit", "6", "--pgn", str(pgn),
+        cwd=tmp_path,
+    )  # fmt: skip
+    wait_until(lambda: pgn.exists() and "[Result" in pgn.read_text(), match)
+    status, stderr = interrupt(match)
+    assert status == 130
+    assert stderr == f"Interrupted: finished games are in {pgn}\n"
+    assert leftover_processes() == []
+
+
+def test_ctrl_c_while_a_match_starts_exits_130_and_writes_nothing(tmp_path: Path) -> None:
+    pgn = tmp_path / "m.pgn"
+    match = start("match", SLEEPER, PASS_BOT, "--startup", "100", "--pgn", str(pgn), cwd=tmp_path)
+    wait_until(runs_bot(match, SLEEPER_MARK), match)
+    status, stderr = interrupt(match)
+    assert status == 130 and stderr.startswith("Interrupted") and stderr.count("\n") == 1
+    assert not pgn.exists()
+
+
+def test_ctrl_c_while_playing_a_bot_yourself_exits_130(tmp_path: Path) -> None:
+    play = start("play", PASS_BOT, "--no-color", cwd=tmp_path)
+    assert play.stdout is not None
+    wait_until(lambda: "You play Green" in play.stdout.readline(), play)
+    status, stderr = interrupt(play)
+    assert status == 130 and "Traceback" not in stderr
+
+
+def test_ctrl_c_in_a_tournament_exits_130(tmp_path: Path) -> None:
+    tournament = start(
+        "tournament", "--quiet", "--output", "out", "--startup", "100",
+        "--player", f"name=a cmd='{PASS_BOT}'", "--player", f"name=b cmd={SLEEPER!r}",
+        cwd=tmp_path,
+    )  # fmt: skip
+    wait_until(runs_bot(tournament, SLEEPER_MARK), tournament)
+    status, stderr = interrupt(tournament)
+    assert status == 130 and stderr.startswith("Interrupted") and stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--startup", "nan"], "startup must be a number of seconds from 0 to 1000000, not nan"),
+        (["--margin", "inf"], "margin must be a number of seconds from 0 to 1000000, not inf"),
+        (["--output", ""], "output must be a path, not an empty string"),
+        (["--player", "name='x\ny' cmd=z", "--player", "b"], "holds '\\n'"),
+        (["--player", "name=? cmd=z", "--player", "b"], "'?' means 'unknown' in PGN"),
+        (["--player", f"name={'n' * 300} cmd=z", "--player", "b"], "300 characters long"),
+        (["--games", "1" + "0" * 20], "more than the 1,000,000,000,000,000"),
+        (["--turn-limit", "100000000"], "turn_limit must be a whole number from 1 to 1000000"),
+    ],
+)
+def test_bad_tournament_settings_are_one_error_line_and_create_nothing(
+    tmp_path: Path, flags: list[str], message: str
+) -> None:
+    players = [] if "--player" in flags else ["--player", PASS_BOT, "--player", PASS_BOT]
+    with contextlib.chdir(tmp_path):
+        result = run("tournament", "--quiet", *players, *flags)
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith("Error: ") and result.stderr.count("\n") == 1
+    assert message in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_tournament_file_that_is_not_utf8_is_one_error_line(tmp_path: Path) -> None:
+    path = tmp_path / "t.toml"
+    path.write_bytes(b'event = "caf\xe9"\n')
+    result = run("tournament", str(path))
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: {path}: not UTF-8 text (byte 0xe9 at offset 12)\n"
+
+
+def test_a_player_that_cannot_start_is_one_error_line(tmp_path: Path) -> None:
+    with contextlib.chdir(tmp_path):
+        result = run(
+            "tournament", "--quiet", "--player", PASS_BOT, "--player", "name=typo cmd=pythno",
+        )  # fmt: skip
+    assert result.exit_code == 1
+    assert result.stderr.startswith("Error: a player failed the start-up check (typo: ")
+    assert result.stderr.count("\n") == 1 and "cannot start 'pythno'" in result.stderr
+    with contextlib.closing(sqlite3.connect(tmp_path / "tournament" / "results.sqlite")) as db:
+        assert db.execute("SELECT count(*) FROM config").fetchone() == (0,)
+
+
+def test_a_match_with_a_bot_that_cannot_start_is_one_error_line(tmp_path: Path) -> None:
+    pgn = tmp_path / "out" / "m.pgn"
+    result = run("match", PASS_BOT, "no-such-referee-bot", "--pgn", str(pgn))
+    assert result.exit_code == 1
+    assert result.stderr.startswith("Error: a player failed the start-up check (")
+    assert "cannot start 'no-such-referee-bot'" in result.stderr
+    assert not pgn.parent.exists()  # nothing written
+
+
+@pytest.mark.parametrize(
+    ("raised", "status", "stderr"),
+    [
+        (
+            ExceptionGroup("two", [RefereeFault("out of files"), RefereeFault("out of memory")]),
+            1,
+            "Error: out of files\n",
+        ),
+        (
+            BaseExceptionGroup("nested", [ExceptionGroup("inner", [OSError(28, "No space")])]),
+            1,
+            "Error: [Errno 28] No space\n",
+        ),
+        (
+            BaseExceptionGroup("stop", [KeyboardInterrupt(), RefereeFault("x")]),
+            130,
+            "Interrupted\n",
+        ),
+    ],
+    ids=["two faults at once", "nested", "Ctrl-C among them"],
+)
+def test_errors_from_several_tasks_at_once_are_one_line(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    raised: BaseException,
+    status: int,
+    stderr: str,
+) -> None:
+    async def fails(*args: object, **kwargs: object) -> None:
+        raise raised
+
+    monkeypatch.setattr(tournaments.runner, "run_tournament", fails)
+    with contextlib.chdir(tmp_path):
+        result = run("tournament", "--quiet", "--player", PASS_BOT, "--player", PASS_BOT)
+    assert (result.exit_code, result.stderr) == (status, stderr)

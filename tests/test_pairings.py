@@ -7,11 +7,18 @@ from collections.abc import Callable
 from itertools import combinations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from referee.errors import RefereeError
-from tournaments.pairings import Pairing, ScheduleError, berger_table, gauntlet, round_robin
+from tournaments.pairings import (
+    MAX_GAMES,
+    Pairing,
+    ScheduleError,
+    berger_table,
+    gauntlet,
+    round_robin,
+)
 
 # FIDE Handbook C.05 Annex 1, "Berger Tables for Round-Robin Tournaments".
 PUBLISHED_4 = [
@@ -89,6 +96,7 @@ def test_five_players_each_sit_out_one_round() -> None:
     assert sorted(sitting_out) == NAMES[:5]
 
 
+@settings(deadline=None)  # a property, not a speed test: no clock under load
 @given(
     players=st.integers(min_value=2, max_value=10),
     cycles=st.integers(min_value=1, max_value=3),
@@ -204,3 +212,48 @@ def test_bad_schedules_are_refused(call: Callable[[], object], message: str) -> 
     with pytest.raises(ScheduleError, match=message) as caught:
         call()
     assert isinstance(caught.value, RefereeError)
+
+
+# --- lazy schedules ------------------------------------------------------------------
+
+
+@settings(deadline=None)  # a property, not a speed test: no clock under load
+@given(
+    players=st.integers(min_value=2, max_value=9),
+    cycles=st.integers(min_value=1, max_value=3),
+    games=st.integers(min_value=1, max_value=3),
+    gauntlet_format=st.booleans(),
+)
+def test_a_schedule_is_a_sequence_whose_items_agree_with_its_iteration(
+    players: int, cycles: int, games: int, gauntlet_format: bool
+) -> None:
+    names = NAMES[:players]
+    schedule = (
+        gauntlet(names, games=games)
+        if gauntlet_format
+        else round_robin(names, cycles=cycles, games=games)
+    )
+    listed = list(schedule)
+    assert len(schedule) == len(listed)
+    assert [schedule[i] for i in range(len(schedule))] == listed
+    assert schedule[-1] == listed[-1] and schedule[1:4] == listed[1:4]
+    assert schedule == listed and schedule == tuple(listed)
+    with pytest.raises(IndexError):
+        schedule[len(schedule)]
+
+
+def test_a_huge_schedule_is_computed_one_game_at_a_time() -> None:
+    schedule = round_robin(NAMES[:4], cycles=2, games=10**12, openings=["x", "y"])
+    assert len(schedule) == 2 * 3 * 10**12 * 2
+    last = schedule[-1]
+    assert last.index == len(schedule) - 1 and last.round == 6
+    # Game j of a pairing in cycle c: colours reversed when j + c is odd, openings in twos.
+    game = schedule[(3 * 10**12 + 5) * 2]  # cycle 1, round 1, game 5, board 0
+    assert game == Pairing(index=game.index, round=4, white="bot1", black="bot4", opening="x")
+    assert next(iter(schedule)) == schedule[0]
+
+
+def test_a_schedule_of_more_than_max_games_is_refused() -> None:
+    assert len(gauntlet(["a", "b"], games=MAX_GAMES)) == MAX_GAMES
+    with pytest.raises(ScheduleError, match="more than the 1,000,000,000,000,000 a tournament"):
+        gauntlet(["a", "b", "c"], games=MAX_GAMES)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import string
+import threading
 from pathlib import Path
 
 import pytest
@@ -11,16 +13,26 @@ from hypothesis import strategies as st
 
 from referee.errors import RecordError
 from referee.pgn import (
+    MAX_COMMENT_LENGTH,
+    MAX_TAG_VALUE_LENGTH,
+    MAX_WORD_LENGTH,
     ClockAnnotation,
+    GameHeaders,
     GameRecord,
     PgnError,
     RecordedTurn,
     append_game,
     clean_comment,
+    clean_tag_value,
     format_game,
+    iter_pgn_file,
+    iter_pgn_headers,
+    read_game,
     read_games,
+    read_headers,
     read_pgn_file,
 )
+from referee.untrusted import printable
 
 DATA = Path(__file__).parent / "data"
 
@@ -41,7 +53,7 @@ def only_records(text: str) -> list[GameRecord]:
 
 
 def clocked(token: str, clock_ms: int, elapsed_ms: int) -> RecordedTurn:
-    return RecordedTurn(token, str(ClockAnnotation(clock_ms, elapsed_ms)))
+    return RecordedTurn(token, clock=ClockAnnotation(clock_ms, elapsed_ms))
 
 
 # --- the record -------------------------------------------------------------------
@@ -70,8 +82,6 @@ def test_tags_put_the_roster_first_and_fill_unknown_values() -> None:
         (lambda: GameRecord(result="2-0"), "result '2-0'"),
         (lambda: GameRecord(tags={"Result": "1-0"}, result="0-1"), "does not match"),
         (lambda: GameRecord(tags={"Bad Name": "x"}), "tag name"),
-        (lambda: GameRecord(tags={"Event": "two\nlines"}), "line break"),
-        (lambda: RecordedTurn("c2", "a } in a comment"), "cannot contain '}'"),
         (lambda: RecordedTurn("c2 d2"), "not a PGN symbol"),
         (lambda: RecordedTurn("1-0"), "not a PGN symbol"),
     ],
@@ -82,20 +92,58 @@ def test_records_refuse_what_pgn_cannot_hold(make, message: str) -> None:
 
 
 def test_clean_comment_makes_free_text_fit_and_round_trip() -> None:
-    message = 'bad line {"type": "turn",\n  "id": 7}'
+    message = 'bad line {"type": "turn",\n  "id": 7} [Result "1/2-1/2"] 50%'
     cleaned = clean_comment(message)
-    assert cleaned == 'bad line {"type": "turn", "id": 7)'
-    record = GameRecord(turns=[RecordedTurn("c2", cleaned)])
+    assert cleaned == 'bad line ("type": "turn", "id": 7) (Result "1/2-1/2") 50％'
+    record = GameRecord(turns=[RecordedTurn("c2", message)])
+    assert record.turns[0].comment == cleaned
     [read] = only_records(format_game(record))
     assert read.turns[0].comment == cleaned
 
 
+def test_clean_comment_drops_controls_and_escape_sequences() -> None:
+    text = "a\x00b \x1b[31mred\x1b[0m \x1b]8;;http://x\x07link\x1b]8;;\x07 \u202egnp \x85end\ud800"
+    assert clean_comment(text) == "ab red link gnp end"
+
+
+def test_clean_comment_cuts_long_words_and_long_text() -> None:
+    word = "x" * (2 * MAX_WORD_LENGTH + 5)
+    assert clean_comment(word).split(" ") == [
+        "x" * MAX_WORD_LENGTH,
+        "x" * MAX_WORD_LENGTH,
+        "xxxxx",
+    ]
+    long = clean_comment("word " * 1000)
+    assert len(long) <= MAX_COMMENT_LENGTH
+    assert long.endswith(" …")
+
+
+def test_clean_tag_value_needs_no_escape_and_fits_a_line() -> None:
+    assert clean_tag_value('The "big" one \\ final\n') == "The 'big' one / final"
+    assert clean_tag_value("a\tb\x1b[2Jc") == "a bc"
+    assert len(clean_tag_value("n" * 1000)) == MAX_TAG_VALUE_LENGTH
+
+
+@given(st.text())
+def test_cleaning_is_stable(text: str) -> None:
+    assert clean_comment(clean_comment(text)) == clean_comment(text)
+    assert clean_tag_value(clean_tag_value(text)) == clean_tag_value(text)
+    assert printable(printable(text)) == printable(text)
+
+
 def test_first_turn_comes_from_a_setup_position() -> None:
     assert GameRecord().first_turn == 1
+    assert GameRecord(tags={"SetUp": "1", "FEN": PURPLE_TO_MOVE}).first_turn == 10
     assert GameRecord(tags={"SetUp": "1", "Position": PURPLE_TO_MOVE}).first_turn == 10
-    assert GameRecord(tags={"SetUp": "0", "Position": PURPLE_TO_MOVE}).first_turn == 1
+    assert GameRecord(tags={"SetUp": "0", "FEN": PURPLE_TO_MOVE}).first_turn == 1
     with pytest.raises(RecordError, match="does not end with a turn number"):
-        _ = GameRecord(tags={"SetUp": "1", "Position": "garbage"}).first_turn
+        _ = GameRecord(tags={"SetUp": "1", "FEN": "garbage"}).first_turn
+
+
+def test_the_fen_tag_wins_over_an_old_position_tag() -> None:
+    record = GameRecord(tags={"SetUp": "1", "FEN": PURPLE_TO_MOVE, "Position": "old 3"})
+    assert record.start_position == PURPLE_TO_MOVE
+    assert GameRecord(tags={"FEN": PURPLE_TO_MOVE}).start_position is None
 
 
 # --- clock comments ----------------------------------------------------------
@@ -104,10 +152,10 @@ def test_first_turn_comes_from_a_setup_position() -> None:
 @pytest.mark.parametrize(
     ("clock_ms", "elapsed_ms", "text"),
     [
-        (39_500, 210, "[%clk 0:00:39.5] [%emt 0.21]"),
-        (3_723_000, 5, "[%clk 1:02:03] [%emt 0.005]"),
-        (600_000, 0, "[%clk 0:10:00] [%emt 0]"),
-        (None, 1_500, "[%emt 1.5]"),
+        (39_500, 210, "[%clk 0:00:39.5] [%emt 0:00:00.21]"),
+        (3_723_000, 5, "[%clk 1:02:03] [%emt 0:00:00.005]"),
+        (600_000, 0, "[%clk 0:10:00] [%emt 0:00:00]"),
+        (None, 61_500, "[%emt 0:01:01.5]"),
         (9_999, None, "[%clk 0:00:09.999]"),
     ],
 )
@@ -124,6 +172,22 @@ def test_clock_annotations_are_found_among_other_text() -> None:
     assert parsed == ClockAnnotation(clock_ms=12_500, elapsed_ms=1_250)
     assert ClockAnnotation.parse(None) == ClockAnnotation()
     assert ClockAnnotation.parse("no clocks here") == ClockAnnotation()
+
+
+def test_older_records_with_plain_seconds_still_read() -> None:
+    text = '[White "a"]\n\n1. c2 {[%clk 0:00:39.5] [%emt 0.21]} f1 {[%emt 1.5] slow} *\n'
+    [record] = only_records(text)
+    assert record.turns[0] == RecordedTurn("c2", None, ClockAnnotation(39_500, 210))
+    assert record.turns[1] == RecordedTurn("f1", "slow", ClockAnnotation(None, 1_500))
+    assert "[%emt 0:00:00.21]" in format_game(record)
+
+
+def test_a_comment_holds_the_clock_first_then_the_text() -> None:
+    turn = RecordedTurn("c2", "Green (a) forfeits: x", ClockAnnotation(5_000, 120))
+    text = format_game(GameRecord(turns=[turn]))
+    assert "{[%clk 0:00:05] [%emt 0:00:00.12] Green (a) forfeits: x}" in text
+    assert RecordedTurn("c2", "", ClockAnnotation(5_000, 1)).comment is None
+    assert RecordedTurn("c2", None, ClockAnnotation()).clock is None
 
 
 # --- the writer ----------------------------------------------------------------
@@ -143,7 +207,7 @@ def test_writer_numbers_a_game_that_starts_with_purple() -> None:
     assert format_game(record).split("\n\n")[1] == "5... h1 6. b1 -- *"
 
 
-def test_writer_escapes_tags_and_wraps_long_movetext() -> None:
+def test_writer_cleans_tags_and_wraps_long_movetext() -> None:
     record = GameRecord(
         tags={"Event": 'The "big" one \\ final', "White": "alice"},
         turns=[clocked(f"c{n % 9 + 1}+Lc2", 39_500 - n, 210) for n in range(40)],
@@ -151,12 +215,42 @@ def test_writer_escapes_tags_and_wraps_long_movetext() -> None:
         comment="a leading comment " * 10,
     )
     text = format_game(record)
-    assert '[Event "The \\"big\\" one \\\\ final"]' in text
+    assert "[Event \"The 'big' one / final\"]" in text
     assert text.endswith("1/2-1/2\n\n")
     movetext = text.split("\n\n")[1]
     for line in movetext.splitlines():
         assert len(line) < 80
         assert not line.startswith(("[", "%"))
+    assert movetext.count("[%clk ") == 40  # a clock annotation is never split
+
+
+HOSTILE = (
+    'x"]\n[Result "1/2-1/2"]\n\n[White "forged"] } {nested} ;semi \\ %pct\n%escape'
+    "\x00NUL \x1b[2J\x1b]0;title\x07ESC \u202eRLO 1-0 0-1 * " + "w" * 300 + " tail" * 200
+)
+"""Bot text that tries every way out of a comment or a tag."""
+
+
+def test_hostile_text_cannot_leave_its_comment_or_tag() -> None:
+    record = GameRecord(
+        tags={"White": HOSTILE, "Black": "bob", "Event": HOSTILE},
+        turns=[clocked("c2", 1_000, 1), RecordedTurn("f1", HOSTILE, ClockAnnotation(2, 3))],
+        result="0-1",
+        comment=HOSTILE,
+    )
+    text = format_game(record)
+    tags, movetext = text.rstrip("\n").split("\n\n")
+    assert len(tags.splitlines()) == len(record.tags)
+    assert [line for line in tags.splitlines() if line.startswith("[Result ")] == ['[Result "0-1"]']
+    for line in movetext.splitlines():
+        assert line.isprintable() and len(line) < 80
+        assert not line.startswith(("[", "%"))
+    assert movetext.count("{") == movetext.count("}") == 3
+    assert movetext.count("[") == 4  # two clock annotations of two commands each
+    assert only_records(text) == [record]
+    [headers] = read_headers(text)
+    assert isinstance(headers, GameHeaders)
+    assert headers.tags == record.tags
 
 
 # --- round trips ---------------------------------------------------------------
@@ -175,7 +269,7 @@ def sample_records() -> list[GameRecord]:
             },
             turns=[
                 clocked("c2+Lc2", 39_500, 210),
-                clocked("f1+f2+g2", 9_871, 1_002),
+                RecordedTurn("f1+f2+g2", "slow", ClockAnnotation(9_871, 1_002)),
                 RecordedTurn("xb2", "plain words; and [brackets] %percent"),
                 RecordedTurn("--"),
             ],
@@ -183,7 +277,7 @@ def sample_records() -> list[GameRecord]:
             comment="before the first turn",
         ),
         GameRecord(
-            tags={"White": "carol", "Black": "dave", "SetUp": "1", "Position": PURPLE_TO_MOVE},
+            tags={"White": "carol", "Black": "dave", "SetUp": "1", "FEN": PURPLE_TO_MOVE},
             turns=[RecordedTurn("h1", ""), RecordedTurn("b1"), clocked("g2", 3_600_000, 0)],
             result="*",
         ),
@@ -197,40 +291,44 @@ def test_round_trip_of_many_games_per_file() -> None:
     assert only_records(text) == records
 
 
-_TAG_VALUES = st.text(
-    st.characters(exclude_characters="\r\n", exclude_categories=["Cs"]), max_size=30
-)
-_COMMENTS = st.text(
-    st.characters(exclude_characters="}", exclude_categories=["Cs"]), max_size=60
-).map(lambda text: " ".join(text.split()))
 _TAG_NAMES = st.text(string.ascii_letters + string.digits + "_", min_size=1, max_size=12).filter(
-    lambda name: name not in ("Result", "SetUp", "Position")
+    lambda name: name not in ("Result", "SetUp", "FEN", "Position")
 )
 _TOKENS = st.just("--") | st.builds(
     str.__add__,
     st.sampled_from(string.ascii_letters),
     st.text(string.ascii_letters + string.digits + "_+#=:-", max_size=15),
 )
+_CLOCKS = st.builds(
+    ClockAnnotation,
+    st.none() | st.integers(0, 10**9),
+    st.none() | st.integers(0, 10**9),
+)
 _RECORDS = st.builds(
     GameRecord,
-    tags=st.dictionaries(_TAG_NAMES, _TAG_VALUES, max_size=8),
+    tags=st.dictionaries(_TAG_NAMES, st.text(max_size=30), max_size=8),
     turns=st.lists(
         st.builds(
             RecordedTurn,
             token=_TOKENS,
-            comment=st.none() | _COMMENTS,
+            comment=st.none() | st.text(max_size=60),
+            clock=st.none() | _CLOCKS,
         ),
         max_size=20,
     ),
     result=st.sampled_from(["1-0", "0-1", "1/2-1/2", "*"]),
-    comment=st.none() | _COMMENTS,
+    comment=st.none() | st.text(max_size=60),
 )
+"""Records of any text at all: the record types clean it."""
 
 
 @given(st.lists(_RECORDS, min_size=1, max_size=3))
 def test_any_records_round_trip(records: list[GameRecord]) -> None:
     text = "".join(format_game(record) for record in records)
     assert only_records(text) == records
+    assert [h.tags for h in read_headers(text) if isinstance(h, GameHeaders)] == [
+        r.tags for r in records
+    ]
 
 
 def test_append_game_writes_whole_games_to_a_file(tmp_path: Path) -> None:
@@ -345,3 +443,135 @@ def test_reader_reports_other_malformed_movetext(movetext: str, reason: str) -> 
     assert (first.game, first.line) == (1, 3)
     assert isinstance(second, GameRecord)
     assert second.tags["Event"] == "next"
+
+
+# --- headers only, and streaming ----------------------------------------------------------
+
+CHESS_GAMES = """% a file written by other tools
+[Event "variations"]
+[White "alice"]
+[Black "bob"]
+[Result "1-0"]
+
+1. e4 e5 (1... c5 {Sicilian} 2. Nf3 (2. c3)) 2. Nf3 $1 Nc6 3. Bb5!? a6 1-0
+
+[Event "castling and a comment holding a tag line"]
+[White "bob"]
+[Black "carol"]
+[Result "0-1"]
+
+1. e4 e5 2. Nf3 Nf6 3. Bc4 Bc5 4. 0-0 {a comment
+[White "not a game"]
+that goes on} 0-0 ; a line comment with a { brace
+0-1
+
+[Event "an escape line in the movetext"]
+[White "carol"]
+[Black "alice"]
+[Result "1/2-1/2"]
+
+1. d4 d5
+% [Result "1-0"] is ignored here
+2. c4 1/2-1/2
+
+[Event "unfinished"]
+[White "alice"]
+[Black "carol"]
+[Result "*"]
+
+1. e4 *
+"""
+
+
+def test_headers_reader_sees_every_game_whatever_its_movetext() -> None:
+    headers = list(read_headers(CHESS_GAMES))
+    assert [h.tags["White"] for h in headers if isinstance(h, GameHeaders)] == [
+        "alice",
+        "bob",
+        "carol",
+        "alice",
+    ]
+    assert [h.tags["Result"] for h in headers if isinstance(h, GameHeaders)] == [
+        "1-0",
+        "0-1",
+        "1/2-1/2",
+        "*",
+    ]
+    assert [h.line for h in headers if isinstance(h, GameHeaders)] == [2, 9, 19, 28]
+    # The full reader finds the same four games, even where it cannot read one.
+    games = list(read_games(CHESS_GAMES))
+    assert len(games) == 4
+    assert isinstance(games[0], PgnError) and "variations" in games[0].reason
+    assert isinstance(games[2], GameRecord) and [t.token for t in games[2].turns] == [
+        "d4",
+        "d5",
+        "c4",
+    ]
+
+
+def test_headers_reader_agrees_with_python_chess() -> None:
+    import io
+
+    import chess.pgn
+
+    handle = io.StringIO(CHESS_GAMES)
+    theirs = []
+    while (found := chess.pgn.read_headers(handle)) is not None:
+        theirs.append(dict(found))
+    ours = [h.tags for h in read_headers(CHESS_GAMES) if isinstance(h, GameHeaders)]
+    assert [{k: t[k] for k in ("White", "Black", "Result")} for t in theirs] == [
+        {k: o[k] for k in ("White", "Black", "Result")} for o in ours
+    ]
+
+
+def test_a_broken_tag_section_is_an_error_in_both_readers() -> None:
+    text = '[White alice]\n\n1. c2 *\n\n[White "bob"]\n\n1. c2 *\n'
+    first, second = read_headers(text)
+    assert isinstance(first, PgnError) and (first.game, first.line) == (1, 1)
+    assert isinstance(second, GameHeaders) and second.number == 2
+    first_game, second_game = read_games(text)
+    assert isinstance(first_game, PgnError) and first_game.line == 1
+    assert isinstance(second_game, GameRecord)
+
+
+def _feed_through_a_pipe(tmp_path: Path, head: str, tail: str) -> tuple[Path, threading.Event]:
+    """A FIFO that gets ``head`` at once and ``tail`` only once the returned event is set."""
+    fifo = tmp_path / "games.pgn"
+    os.mkfifo(fifo)
+    release = threading.Event()
+
+    def write() -> None:
+        with open(fifo, "w", encoding="utf-8") as out:
+            out.write(head)
+            out.flush()
+            release.wait(60)  # a hang guard only
+            out.write(tail)
+
+    threading.Thread(target=write, daemon=True).start()
+    return fifo, release
+
+
+@pytest.mark.parametrize("reader", [iter_pgn_file, iter_pgn_headers])
+def test_files_are_read_a_game_at_a_time(tmp_path: Path, reader) -> None:
+    first, second = (format_game(record) for record in sample_records()[:2])
+    # Everything of the first game, and the line that starts the second one.
+    split = len(first) + second.index("\n") + 1
+    text = first + second
+    fifo, release = _feed_through_a_pipe(tmp_path, text[:split], text[split:])
+    games = reader(fifo)
+    try:
+        got = next(games)  # the rest of the file has not been written yet
+        assert not isinstance(got, PgnError)
+        assert got.tags["White"] == "alice"
+    finally:
+        release.set()
+    assert [g.tags["White"] for g in games if not isinstance(g, PgnError)] == ["carol"]
+
+
+def test_read_game_reads_one_game_of_a_file(tmp_path: Path) -> None:
+    path = tmp_path / "games.pgn"
+    for record in sample_records():
+        append_game(path, record)
+    assert read_game(path, 2) == sample_records()[1]
+    with pytest.raises(RecordError, match="holds 3 games, not game 4"):
+        read_game(path, 4)

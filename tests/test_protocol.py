@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from protocol import (
     DEFAULT_MAX_LINE_BYTES,
     END_OF_STREAM,
+    MAX_NESTING,
     NEED_DATA,
     PROTOCOL_VERSION,
     REFEREE_TO_BOT,
@@ -439,6 +440,116 @@ def test_the_limit_counts_the_bytes_before_the_newline() -> None:
     assert violation(one_over, line).code == "line_too_long"
 
 
+def test_the_limit_counts_a_carriage_return_but_not_the_newline() -> None:
+    line = FakeBot.log("z" * 50)
+    limit = len(line) - 1  # the bytes before the newline
+    assert events(BotConnection(max_line_bytes=limit), line)[0] == Log(message="z" * 50)
+    crlf = line[:-1] + b"\r\n"
+    assert violation(BotConnection(max_line_bytes=limit), crlf).code == "line_too_long"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"[" * 65 + b"]" * 65,
+        b"[" * 1_000,
+        b"[" * 200_000,
+        b"{" * 100_000,
+        b'{"a":' * 3_000,
+        b'{"type":"log","message":"x","extra":' + b"[" * 64 + b"]" * 64 + b"}",
+        b'{"type":"turn","id":2,"actions":' + b"[" * 5_000,
+    ],
+)
+def test_nesting_deeper_than_the_limit_is_a_parse_error(line: bytes) -> None:
+    connection = in_game()
+    connection.send(turn_request(2))
+    error = violation(connection, line + b"\n")
+    assert error.code == "parse_error"
+    assert str(error) == f"line nests arrays and objects more than {MAX_NESTING} deep"
+    assert error.offending == line[:100].decode()
+
+
+def test_nesting_up_to_the_limit_and_brackets_in_strings_are_fine() -> None:
+    deepest = b"[" * (MAX_NESTING - 1) + b"]" * (MAX_NESTING - 1)  # inside the message: 64
+    wide = b"[" + b"[]," * 5_000 + b"[]]"
+    quoted = b'"' + b"[" * 5_000 + b'\\\\\\"[{"'  # an escaped backslash, then quote
+    for extra in (deepest, wide, quoted):
+        line = b'{"type":"log","message":"ok","extra":' + extra + b"}\n"
+        assert events(BotConnection(), line) == [Log(message="ok"), NEED_DATA]
+    brackets = "[" * 10_000
+    assert events(BotConnection(), FakeBot.log(brackets))[0] == Log(
+        message=brackets[:4000] + "… [6000 characters cut]"
+    )
+
+
+def test_huge_numbers_never_crash_the_decoder() -> None:
+    digits = b"9" * 5_000
+    connection = BotConnection()
+    connection.send(new_game(1))
+    error = violation(connection, b'{"type":"ready","id":' + digits + b',"name":"x"}\n')
+    assert (error.code, error.offending) == ("invalid_message", "$.id")
+    connection = BotConnection()
+    connection.send(new_game(1))
+    error = violation(connection, b'{"type":"ready","id":1e400,"name":"x"}\n')
+    assert (error.code, error.offending) == ("invalid_message", "$.id")
+    # A field of the wrong type first, then a number too big for any integer type.
+    connection = BotConnection()
+    connection.send(new_game(1))
+    error = violation(connection, b'{"type":"ready","id":"one","big":' + digits + b"}\n")
+    assert (error.code, str(error)) == ("invalid_message", "Expected `int`, got `str` - at `$.id`")
+    unknown = b'{"type":"log","message":"m","big":' + digits + b',"huge":1e99999}\n'
+    assert events(BotConnection(), unknown)[0] == Log(message="m")
+
+
+@pytest.mark.parametrize(
+    ("line", "code"),
+    [
+        (b'{"type":"log","message":"\\ud800"}', "parse_error"),  # a lone surrogate
+        (b'{"type":"log","message":"\\udc00\\ud800"}', "parse_error"),
+        (b'{"type":"log","message":"a\x00b"}', "parse_error"),  # a raw NUL
+        (b"\x00", "parse_error"),
+        (b'{"type":"log","message":"x"}\r{"type":"log","message":"y"}', "parse_error"),
+        (b'{"type":"log","message":"\xed\xa0\x80"}', "parse_error"),  # UTF-8 surrogate
+    ],
+)
+def test_hostile_text_is_refused(line: bytes, code: str) -> None:
+    error = violation(BotConnection(), line + b"\n")
+    assert error.code == code
+    assert error.line == line
+
+
+def test_escaped_nul_and_control_characters_are_just_text() -> None:
+    line = b'{"type":"log","message":"a\\u0000b\\u001b[31m"}\r\r\n'
+    assert events(BotConnection(), line)[0] == Log(message="a\x00b\x1b[31m")
+
+
+def test_a_violation_keeps_its_whole_line() -> None:
+    long = b'{"type":"log","message":7,"padding":"' + b"p" * 500 + b'"}'
+    error = violation(BotConnection(), long + b"\n")
+    assert (error.code, error.line) == ("invalid_message", long)
+    assert len(error.offending or "") < 100  # a path; the line itself is in error.line
+    connection = BotConnection(max_line_bytes=100)
+    error = violation(connection, b"x" * 1_000)
+    assert (error.code, error.line) == ("line_too_long", b"x" * 101)  # all that was kept
+
+
+def test_ids_count_the_messages_that_carry_one() -> None:
+    connection = BotConnection()
+    assert connection.next_id == 1
+    connection.send(new_game(connection.next_id))
+    events(connection, FakeBot.ready(1))
+    assert connection.next_id == 2
+    connection.send(turn_request(connection.next_id))
+    reply = FakeBot.reply(2)
+    events(connection, reply)
+    assert connection.last_reply_line == reply.rstrip(b"\n")
+    connection.send(ErrorMessage(code="timeout", message="late"))  # no id
+    connection.send(game_over(connection.next_id))
+    assert connection.next_id == 4
+    connection.send(Quit())
+    assert connection.next_id == 4
+
+
 def test_the_referee_may_still_say_goodbye_after_a_violation() -> None:
     connection = in_game()
     connection.send(turn_request(2))
@@ -488,33 +599,79 @@ def test_a_late_reply_to_a_cancelled_request_is_ignored() -> None:
     assert violation(connection, FakeBot.reply(2)).code == "invalid_message"
 
 
+@pytest.mark.parametrize("started", [1, 20, -1])
+def test_a_reply_started_before_its_request_is_a_violation(started: int) -> None:
+    # Any byte of it (up to all but its newline) received before the request was written.
+    connection = in_game()
+    reply = FakeBot.reply(2)
+    assert events(connection, reply[:started]) == [NEED_DATA]
+    connection.send(turn_request(2))
+    error = violation(connection, reply[started:])
+    assert (error.code, error.message) == (
+        "invalid_message",
+        "reply started before its request: part of this turn had arrived before turn id 2"
+        " was written",
+    )
+    assert error.line == reply[:-1]
+    # The same for ready, in a process that played before: judged by the same rule.
+    connection = in_game()
+    connection.send(game_over(2))
+    assert events(connection, FakeBot.ready(3)[:started]) == [NEED_DATA]
+    connection.send(new_game(3))
+    assert "before new_game id 3" in violation(connection, FakeBot.ready(3)[started:]).message
+
+
+def test_a_log_may_straddle_a_request_and_a_reply_follow_it() -> None:
+    connection = in_game()
+    log = FakeBot.log("thinking")
+    assert events(connection, log[:10]) == [NEED_DATA]
+    connection.send(turn_request(2))
+    # The log began before the request, the reply after it: both are fine.
+    assert events(connection, log[10:] + FakeBot.reply(2)) == [
+        Log(message="thinking"),
+        TurnReply(id=2, actions=msgspec.Raw(b"[]")),
+        NEED_DATA,
+    ]
+    # A whole reply received before its request, not yet taken as a line, is early too.
+    connection.receive_data(FakeBot.reply(3))
+    connection.send(turn_request(3))
+    assert "reply started before its request" in violation(connection, b"").message
+
+
 # --- chunking (property) ----------------------------------------------------------
 
 
-def _session_bytes(logs: list[str], crlf: list[bool]) -> bytes:
-    """A bot's whole output for a two-turn game, logs in between, mixed line endings."""
-    lines = [FakeBot.ready(1), FakeBot.reply(2), FakeBot.reply(3, Turn.parse("d1+Ld1"))]
+def _session_pieces(logs: list[str], crlf: list[bool]) -> list[bytes]:
+    """A bot's whole output for a two-turn game, logs in between, mixed line endings: one
+    piece per request (the lines up to its reply), then the logs after the last reply."""
+    replies = [FakeBot.ready(1), FakeBot.reply(2), FakeBot.reply(3, Turn.parse("d1+Ld1"))]
+    lines = list(replies)
     for index, text in enumerate(logs):
         lines.insert(index % (len(lines) + 1), FakeBot.log(text))
-    return b"".join(
-        line.replace(b"\n", b"\r\n") if crlf[index % len(crlf)] else line
-        for index, line in enumerate(lines)
-    )
+    pieces, piece = [], b""
+    for index, line in enumerate(lines):
+        piece += line.replace(b"\n", b"\r\n") if crlf[index % len(crlf)] else line
+        if line in replies:
+            pieces.append(piece)
+            piece = b""
+    return [*pieces, piece]
 
 
-def _run(chunks: list[bytes]) -> list[Event]:
-    """Events of a referee fed ``chunks``, asking for turns 2 and 3 when it can."""
+def _run(pieces: list[list[bytes]]) -> list[Event]:
+    """Events of a referee fed each piece, in chunks, once it wrote the request that the
+    piece answers (a reply may not begin before its request)."""
     connection = BotConnection()
-    connection.send(new_game(1))
+    requests = [new_game(1), turn_request(2), turn_request(3)]
     seen: list[Event] = []
-    for chunk in [*chunks, b""]:
-        connection.receive_data(chunk)
-        while (event := connection.next_event()) is not NEED_DATA:
-            seen.append(event)
-            if event is END_OF_STREAM:
-                return seen
-            if isinstance(event, Ready | TurnReply) and event.id < 3:
-                connection.send(turn_request(event.id + 1))
+    for index, chunks in enumerate(pieces):
+        if index < len(requests):
+            connection.send(requests[index])
+        for chunk in [*chunks, *([b""] if index == len(pieces) - 1 else [])]:
+            connection.receive_data(chunk)
+            while (event := connection.next_event()) is not NEED_DATA:
+                seen.append(event)
+                if event is END_OF_STREAM:
+                    return seen
     raise AssertionError("no end of stream")
 
 
@@ -526,13 +683,17 @@ def _run(chunks: list[bytes]) -> list[Event]:
 def test_any_chunking_yields_the_same_events(
     logs: list[str], crlf: list[bool], cuts: list[int]
 ) -> None:
-    data = _session_bytes(logs, crlf)
-    points = sorted({cut % (len(data) + 1) for cut in cuts})
-    chunks = [data[start:end] for start, end in pairwise([0, *points, len(data)])]
-    expected = _run([data])
-    assert _run([chunk for chunk in chunks if chunk]) == expected
+    pieces = _session_pieces(logs, crlf)
+    chunked = []
+    for piece in pieces:
+        points = sorted({cut % (len(piece) + 1) for cut in cuts})
+        chunks = [piece[start:end] for start, end in pairwise([0, *points, len(piece)])]
+        chunked.append([chunk for chunk in chunks if chunk])
+    expected = _run([[piece] if piece else [] for piece in pieces])
+    assert _run(chunked) == expected
     assert expected[-1] is END_OF_STREAM
     assert sum(isinstance(event, Log) for event in expected) == len(logs)
+    assert sum(isinstance(event, Ready | TurnReply) for event in expected) == 3
 
 
 # --- the Ivy codec ---------------------------------------------------------------
@@ -632,6 +793,40 @@ def test_bad_actions_name_their_path(actions: bytes, message: str, offending: st
         IVY.decode_actions(reply.actions)
     error = caught.value
     assert (error.code, str(error), error.offending) == ("invalid_message", message, offending)
+
+
+LONG = "x" * 1_000_000
+
+
+@pytest.mark.parametrize(
+    ("actions", "message"),
+    [
+        (
+            b'[{"type":"creep","cell":"%s"}]' % LONG.encode(),
+            f"unknown cell '{LONG[:200]}…' (1000000 characters) - at `$.actions[0].cell`",
+        ),
+        (
+            b'[{"type":"%s","cell":"c2"}]' % LONG.encode(),
+            f"Invalid value '{LONG[:200]}…' (1000000 characters) - at `$.actions[0].type`",
+        ),
+    ],
+)
+def test_a_bots_long_value_is_quoted_cut(actions: bytes, message: str) -> None:
+    # The message goes back to the bot, and into every bot's game_over: it stays short.
+    with pytest.raises(ProtocolViolation) as caught:
+        IVY.decode_actions(msgspec.Raw(actions))
+    assert caught.value.message == message
+    assert caught.value.to_message().message == message
+
+
+def test_a_violations_message_is_bounded_and_keeps_its_path() -> None:
+    error = ProtocolViolation("invalid_message", "y" * 5000 + " - at `$.id`", "$.id")
+    assert error.message == "y" * 1000 + "… [4000 characters cut] - at `$.id`"
+    assert str(error) == error.message
+    cut_one = ProtocolViolation("parse_error", "z" * 1001)
+    assert cut_one.message == "z" * 1000 + "… [1 character cut]"
+    same = "a" * 1000 + " - at `$`"
+    assert ProtocolViolation("invalid_message", same).message == same
 
 
 def test_codec_registry() -> None:

@@ -360,3 +360,67 @@ def test_points_and_match_lines_read_like_chess() -> None:
     assert [format_points(x) for x in (0, 0.5, 1, 7.5)] == ["0", "½", "1", "7½"]
     assert describe_elo_difference(elo_difference(7, 0, 3)).startswith("+147.2 [-58.9, +715.8]")
     assert "+∞]" in describe_elo_difference(elo_difference(4, 0, 0))
+
+
+# --- ratings of a PGN file ---------------------------------------------------------------
+
+
+def _pgn(*games_: tuple[str, str, str], movetext: str = "1. e4 e5") -> str:
+    """A PGN text of ``(white, black, result)`` games, written the way other tools do."""
+    return "".join(
+        f'[Event "x"]\n[White "{w}"]\n[Black "{b}"]\n[Result "{r}"]\n\n{movetext} {r}\n\n'
+        for w, b, r in games_
+    )
+
+
+def test_every_finished_game_of_any_pgn_is_rated(tmp_path) -> None:
+    from tournaments.runner import ratings_for_pgn
+
+    chess_movetext = '1. e4 (1. d4 d5) e5 $1 2. Nf3 {[White "not a game"]} Nc6 3. Bc4 Nf6 4. 0-0'
+    path = tmp_path / "games.pgn"
+    path.write_text(
+        _pgn(("ann", "bea", "1-0"), ("bea", "cid", "1/2-1/2"), movetext=chess_movetext)
+        + _pgn(("cid", "ann", "0-1"), ("ann", "cid", "*"))
+    )
+    rated = ratings_for_pgn(path)
+    assert rated.games == 3
+    assert rated.warnings == ("left out 1 unfinished game (*)",)
+    expected_table = rate([("ann", "bea", 1), ("bea", "cid", 0.5), ("cid", "ann", 0)])
+    assert rated.table == expected_table
+
+
+def test_skipped_games_are_named_a_few_at_a_time(tmp_path) -> None:
+    from tournaments.runner import PGN_WARNINGS_SHOWN, ratings_for_pgn
+
+    path = tmp_path / "games.pgn"
+    nameless = [("?", "bea", "1-0")] * (PGN_WARNINGS_SHOWN + 5)
+    path.write_text(
+        _pgn(("ann", "bea", "1-0"), *nameless, ("ann", "ann", "1-0"), ("a", "b", "2-0"))
+    )
+    rated = ratings_for_pgn(path)
+    assert rated.games == 1
+    assert len(rated.warnings) == PGN_WARNINGS_SHOWN + 1
+    assert rated.warnings[0] == "skipped game 2: it does not name both players"
+    assert rated.warnings[-1] == "skipped 7 more games"
+
+
+def test_names_from_a_pgn_are_made_printable(tmp_path) -> None:
+    from tournaments.runner import ratings_for_pgn
+
+    path = tmp_path / "games.pgn"
+    path.write_text(_pgn(("\x1b[31mred\x1b[0m", "[bold]b[/bold]", "1-0")))
+    table = ratings_for_pgn(path).table
+    assert [row.name for row in table.players] == ["red", "[bold]b[/bold]"]
+    shown = rendered(rating_table(table)) + rendered(crosstable(table))
+    assert "[bold]b[/bold]" in shown and "\x1b" not in shown
+
+
+def test_a_pgn_without_finished_games_cannot_be_rated(tmp_path) -> None:
+    from tournaments.runner import ratings_for_pgn
+
+    path = tmp_path / "games.pgn"
+    path.write_text(_pgn(("ann", "bea", "*")))
+    with pytest.raises(RefereeError, match="holds no finished games to rate"):
+        ratings_for_pgn(path, anchor="zed")
+    with pytest.raises(RefereeError, match="cannot read"):
+        ratings_for_pgn(tmp_path / "missing.pgn")

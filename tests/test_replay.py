@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -72,6 +73,15 @@ def test_replay_keeps_every_position_for_show() -> None:
         played.notation_before(10)
 
 
+def test_a_setup_game_is_read_from_its_fen_tag_or_an_old_position_tag() -> None:
+    new = game("--", "1-0", SetUp="1", FEN=GREEN_AT_TOP, Variant="Ivy")
+    old = game("--", "1-0", SetUp="1", Position=GREEN_AT_TOP, Game="Ivy")
+    for record in (new, old):
+        report = verify(record)
+        assert report.valid, report.reason
+        assert replay(record).notation_before(40) == GREEN_AT_TOP
+
+
 def test_a_setup_game_starting_with_purple_counts_from_its_turn() -> None:
     played = replay(from_the_top("--", "1-0"))
     assert played.first_turn == 40
@@ -130,6 +140,34 @@ def test_invalid_records(record: GameRecord, reason: str) -> None:
     assert report.first_illegal is None
 
 
+def test_a_time_forfeit_is_lost_by_the_player_to_move() -> None:
+    # After SPEC_TURNS (8 turns) Green is to play turn 9: only its clock was running.
+    lost_by_green = game(SPEC_TURNS, "0-1", Termination="time forfeit")
+    assert verify(lost_by_green).valid
+    flipped = verify(game(SPEC_TURNS, "1-0", Termination="time forfeit"))
+    assert not flipped.valid
+    assert flipped.reason == (
+        "result 1-0 but a time forfeit is lost by the player to move (Green), which gives 0-1"
+    )
+    # Purple to move after one turn.
+    assert verify(game("c2+b2", "1-0", Termination="time forfeit")).valid
+    assert not verify(game("c2+b2", "0-1", Termination="time forfeit")).valid
+
+
+def test_a_time_forfeit_before_the_first_turn_may_be_either_players() -> None:
+    # Either bot may overrun its start-up allowance in the handshake.
+    for result in ("1-0", "0-1"):
+        assert verify(game("", result, Termination="time forfeit")).valid
+        assert verify(from_the_top("", result, Termination="time forfeit")).valid
+
+
+def test_other_forfeits_may_be_lost_by_either_player() -> None:
+    # A bot may crash or send a bad line while the other one thinks.
+    for termination in ("rules infraction", "abandoned"):
+        for result in ("1-0", "0-1"):
+            assert verify(game(SPEC_TURNS, result, Termination=termination)).valid
+
+
 # --- illegal turns -----------------------------------------------------------------
 
 
@@ -176,10 +214,17 @@ def test_a_turn_after_the_turn_limit_is_illegal() -> None:
     ("tags", "message"),
     [
         ({"Game": "chess"}, "unknown game 'chess'"),
-        ({"SetUp": "1"}, "Position tag goes with"),
-        ({"Position": START}, "Position tag goes with"),
+        ({"SetUp": "1"}, "FEN tag goes with"),
+        ({"Position": START}, "FEN tag goes with"),
+        ({"FEN": START}, "FEN tag goes with"),
+        ({"SetUp": "0", "FEN": START}, "FEN tag goes with"),
+        (
+            {"Game": "Ivy", "Variant": "chess"},
+            "Game tag 'Ivy' and the Variant tag 'chess' disagree",
+        ),
+        ({"Variant": "go"}, "unknown game 'go'"),
         ({"SetUp": "yes", "Position": START}, "SetUp tag must be"),
-        ({"SetUp": "1", "Position": START.replace(" g 1 2 1", " p 1 2 1")}, "cannot set up"),
+        ({"SetUp": "1", "FEN": START.replace(" g 1 2 1", " p 1 2 1")}, "cannot set up"),
         ({"TurnLimit": "lots"}, "TurnLimit tag 'lots'"),
         ({"TurnLimit": "0"}, "turn_limit"),
     ],
@@ -207,3 +252,78 @@ def test_check_games_reports_a_set_up_it_cannot_make() -> None:
     assert check.record is not None
     assert check.report is None
     assert "unknown game 'go'" in check.reason
+
+
+# --- a tampered file ---------------------------------------------------------------------
+
+
+def _lost_on_time(turns_before: int) -> GameRecord:
+    """A real record from the referee's session: the bot to move overruns its clock."""
+    import msgspec
+
+    from protocol import codec_for
+    from protocol.messages import TurnReply
+    from referee.clock import TimeControl
+    from referee.games import get_game
+    from referee.games.base import GameSettings
+    from referee.session import GameSession
+
+    session = GameSession(
+        get_game("ivy"),
+        codec_for("ivy"),
+        GameSettings(players=2, options={"turn_limit": 200}),
+        players=("alice", "bob"),
+        control=TimeControl.parse("1+0.1"),
+        max_line_bytes=1 << 20,
+    )
+    for request_id in range(1, turns_before + 2):
+        request = session.next_request(request_id)
+        took = 0.05 if request_id <= turns_before else 5.0
+        pass_turn = TurnReply(id=request_id, actions=msgspec.Raw(b"[]"))
+        session.submit(request.seat, pass_turn, took)
+    return session.record()
+
+
+def test_replay_finds_time_forfeits_whose_results_were_flipped(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from referee.cli import main
+    from referee.pgn import append_game
+
+    honest = tmp_path / "honest.pgn"
+    for turns in (2, 3):
+        append_game(honest, _lost_on_time(turns))
+    assert [g.result for g in read_pgn_file(honest)] == ["0-1", "1-0"]
+    assert CliRunner().invoke(main, ["replay", str(honest)]).exit_code == 0
+
+    swap = {"1-0": "0-1", "0-1": "1-0"}
+    tampered = tmp_path / "tampered.pgn"
+    tampered.write_text(
+        re.sub(r'(?<=[ "])(1-0|0-1)(?=["\n])', lambda m: swap[m[1]], honest.read_text())
+    )
+    assert [g.result for g in read_pgn_file(tampered)] == ["1-0", "0-1"]
+
+    run = CliRunner().invoke(main, ["replay", str(tampered)])
+    assert run.exit_code == 1
+    lines = run.stdout.splitlines()
+    assert len(lines) == 2
+    assert all("INVALID: result" in line and "time forfeit" in line for line in lines)
+
+
+def test_replay_prints_what_a_file_holds_without_its_control_bytes(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from referee.cli import main
+
+    path = tmp_path / "other-tool.pgn"
+    path.write_text(
+        '[White "\x1b]0;owned\x07al\x1b[31mice"]\n[Black "bob"]\n\n1. c2 *\n\n'
+        '[White "carol"]\n[Black "dave"]\n\n1. c2 \x1b[2J *\n'
+    )
+    run = CliRunner().invoke(main, ["replay", str(path)])
+    assert run.exit_code == 1
+    assert "\x1b" not in run.output and "\x07" not in run.output
+    assert run.stdout.splitlines() == [
+        "game 1: alice vs bob, *, 1 turn, valid",
+        "game 2: INVALID: line 9: unexpected '\\x1b[2J' in the movetext",
+    ]

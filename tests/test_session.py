@@ -116,7 +116,7 @@ def test_turn_limit_draw_is_recorded_and_replays_valid():
     assert record.tags["TurnLimit"] == "4"
     assert record.tags["Green"] == "alice" and record.tags["Purple"] == "bob"
     assert record.tags["Round"] == "3"
-    assert ClockAnnotation.parse(record.turns[0].comment).elapsed_ms == 10
+    assert record.turns[0].clock == ClockAnnotation(clock_ms=10_090, elapsed_ms=10)
     assert "turn limit 4 reached" in record.turns[-1].comment
     report = verify(record)
     assert report.valid, report.reason
@@ -189,7 +189,7 @@ def test_game_from_a_set_up_position_records_it():
     assert message.position == start and message.seat_name == "purple"
     assert message.settings == {"turn_limit": 200}
     record = session.record()
-    assert record.tags["SetUp"] == "1" and record.tags["Position"] == start
+    assert record.tags["SetUp"] == "1" and record.tags["FEN"] == start
 
 
 def test_a_seat_not_asked_cannot_submit():
@@ -204,3 +204,40 @@ def test_a_reason_quoting_braces_still_makes_a_valid_record():
     session.fault(0, BotCrashed('exited; stderr ends: {"oops": 1}'))
     record = session.record()
     assert "(exit" not in record.comment and '"oops": 1)' in record.comment
+
+
+# --- forfeits at the start ----------------------------------------------------
+
+
+def test_every_seat_failing_the_start_is_a_draw_by_adjudication():
+    session = make_session()
+    errors = session.faults(
+        {1: BotTimeout("no ready within the start-up allowance"), 0: BotCrashed("exited")}
+    )
+    assert errors[0] is None  # a crash: nobody to tell
+    assert errors[1] is not None and errors[1].code == "timeout"
+    ending = session.ending
+    assert ending is not None
+    assert (ending.result, ending.scores, ending.termination) == (
+        "1/2-1/2",
+        (0.5, 0.5),
+        "adjudication",
+    )
+    assert ending.faulty_seats == (0, 1) and ending.faulty_seat is None
+    assert ending.reason == (
+        "Green (alice) forfeits: exited; Purple (bob) forfeits: no ready within the start-up"
+        " allowance; nobody played, so the game is adjudicated a draw"
+    )
+    assert session.deciding is None
+    report = verify(session.record())
+    assert report.valid, report.reason
+    with pytest.raises(RuntimeError, match="already over"):
+        session.fault(0, BotCrashed("again"))
+
+
+def test_one_seat_failing_the_start_loses_it():
+    session = make_session()
+    [error] = session.faults({1: BotTimeout("slow")}).values()
+    assert error is not None and error.code == "timeout"
+    assert session.ending is not None
+    assert (session.ending.result, session.ending.faulty_seat) == ("1-0", 1)

@@ -1,18 +1,28 @@
 """Tournaments: schedules, ratings and the results store. Pure library code.
 
 - :mod:`tournaments.pairings` — round-robin (Berger tables), double round-robin
-  and gauntlet schedules as lists of :class:`~tournaments.pairings.Pairing`.
+  and gauntlet schedules: lazy sequences of :class:`~tournaments.pairings.Pairing`.
 - :mod:`tournaments.ratings` — Elo by maximum likelihood with error bars, LOS and
   the crosstable; the Elo difference of a two-player match.
 - :mod:`tournaments.store` — the SQLite results store of one tournament and its
-  kill-safe PGN file.
+  kill-safe PGN file, checked when opened.
+- :mod:`tournaments.recovery` — the store and the PGN checked against the schedule
+  and the rules at every start, and repaired without losing a game.
 - :mod:`tournaments.report` — the rating table as rich tables, JSON and CSV.
 
-Nothing here runs games or knows the CLI: the runner plays the pairings and
-records results; these modules only plan, store and rate.
+Nothing here but :mod:`tournaments.runner` runs games, and nothing knows the CLI:
+the runner plays the pairings and records results; the other modules plan, store,
+check and rate.
 """
 
-from tournaments.pairings import Pairing, ScheduleError, berger_table, gauntlet, round_robin
+from tournaments.pairings import (
+    Pairing,
+    Schedule,
+    ScheduleError,
+    berger_table,
+    gauntlet,
+    round_robin,
+)
 from tournaments.ratings import (
     EloDifference,
     Encounter,
@@ -22,9 +32,10 @@ from tournaments.ratings import (
     elo_difference,
     rate,
 )
-from tournaments.store import GameRecord, ResultStore, StoreError, append_pgn
+from tournaments.store import DamagedStore, GameRecord, ResultStore, StoreError, append_pgn
 
 __all__ = [
+    "DamagedStore",
     "EloDifference",
     "Encounter",
     "GameRecord",
@@ -33,6 +44,7 @@ __all__ = [
     "RatingError",
     "RatingTable",
     "ResultStore",
+    "Schedule",
     "ScheduleError",
     "StoreError",
     "append_pgn",

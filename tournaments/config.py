@@ -15,12 +15,22 @@ A tournament file looks like this::
     openings = "openings.txt"     # start positions, one a line; each played with both colours
     seed = 0                      # game seeds are seed + the game's index
     output = "runs/quick"         # the output directory (default: ./<file name without .toml>)
+    sandbox = "auto"              # "on", "off": see docs/security.md
+    memory = "2G"                 # the default limits of every bot (see docs/security.md)
+    processes = 128
+    file_size = "64M"
+    open_files = 512
+    affinity = false              # true: each bot pinned to a CPU of its own
 
     [[players]]
     name = "random"               # optional: default the command's name, made unique
     cmd = "python -m bots.random" # a command line, or an array of arguments
-    dir = "."                     # optional working directory
-    env = { SEED = "1" }          # optional extra environment variables
+    dir = "."                     # optional working directory (the bot gets a private copy)
+    env = { SEED = "1" }          # optional environment variables the bot gets
+    memory = "512M"               # optional: this bot's own limits (also processes,
+                                  # file_size, open_files; "unlimited" for none)
+    network = true                # optional: this bot may use the network (default false)
+    cpus = [1]                    # optional: pin this bot to these CPUs
 
     [[players]]
     cmd = "python -m bots.greedy"
@@ -33,6 +43,10 @@ Relative paths written in the file (``openings``, ``output``, a player's
 relative to the current directory. Bot commands run in the current directory
 unless a ``dir`` is given.
 
+Everything is checked before anything is run or saved (:class:`ConfigError`, one
+line): files must be UTF-8; numbers whole or finite and in range; the player names
+and the event PGN-safe (:func:`check_pgn_name`); the output directory not empty.
+
 :meth:`TournamentConfig.to_json` is the snapshot the results store keeps to
 make sure a resumed run is the same tournament: everything that changes
 results, but not ``concurrency`` or ``output``.
@@ -44,6 +58,7 @@ import dataclasses
 import json
 import os
 import tomllib
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,7 +70,17 @@ from referee.games import get_game
 from referee.games.base import GameSettings
 from referee.match import MatchConfig, unique_names
 from referee.process import BotCommand
-from tournaments.pairings import Pairing, gauntlet, round_robin
+from referee.sandbox import (
+    LIMIT_KEYS,
+    MODES,
+    Limits,
+    SandboxError,
+    SandboxPolicy,
+    check_cpus,
+    parse_cpus,
+    parse_limit,
+)
+from tournaments.pairings import Schedule, gauntlet, round_robin
 
 FORMATS = ("round-robin", "gauntlet")
 """The tournament formats."""
@@ -81,11 +106,30 @@ KEYS = (
     "seed",
     "output",
     "players",
+    "sandbox",
+    *LIMIT_KEYS,
+    "affinity",
 )
 """The keys of a tournament file, and the keyword overrides :func:`load_config` takes."""
 
-PLAYER_KEYS = ("name", "cmd", "dir", "env")
+PLAYER_KEYS = ("name", "cmd", "dir", "env", *LIMIT_KEYS, "network", "cpus")
 """The keys of one ``[[players]]`` table."""
+
+_SANDBOX_KEYS = ("sandbox", *LIMIT_KEYS, "affinity")
+"""The top-level keys that make the :class:`~referee.sandbox.SandboxPolicy`."""
+
+MAX_NAME_LENGTH = 64
+"""The longest player name, in characters."""
+
+MAX_EVENT_LENGTH = 100
+"""The longest event name, in characters."""
+
+MAX_SEED = 2**63 - 1
+"""Seeds are from ``-MAX_SEED`` to ``MAX_SEED``."""
+
+_UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
+"""Unicode categories no name may hold: controls, format marks (bidi overrides), surrogates,
+private use, line and paragraph separators."""
 
 
 class ConfigError(RefereeError, ValueError):
@@ -95,6 +139,30 @@ class ConfigError(RefereeError, ValueError):
 def default_concurrency() -> int:
     """How many games to play at once by default: one per CPU."""
     return os.cpu_count() or 1
+
+
+def check_pgn_name(label: str, text: str, max_length: int = MAX_NAME_LENGTH) -> None:
+    """Refuse (:class:`ConfigError`) a name that a PGN tag, a log file name or a terminal
+    could not carry exactly.
+
+    A name is 1 to ``max_length`` characters with no space at either end, not ``?``
+    (PGN's "unknown"), and holds no ``"`` or ``\\`` (which PGN readers disagree on
+    escaping) and no control or invisible formatting characters (line breaks, escapes,
+    bidi overrides).
+    """
+    if not text.strip():
+        raise ConfigError(f"{label} is empty")
+    if text != text.strip():
+        raise ConfigError(f"{label} {text!r} starts or ends with a space")
+    if len(text) > max_length:
+        raise ConfigError(
+            f"{label} {text[:20]!r}… is {len(text)} characters long, more than {max_length}"
+        )
+    if text == "?":
+        raise ConfigError(f"{label} '?' means 'unknown' in PGN; choose another")
+    for character in text:
+        if character in '"\\' or unicodedata.category(character) in _UNSAFE_CATEGORIES:
+            raise ConfigError(f"{label} {text!r} holds {character!r}, which PGN names may not")
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,14 +195,19 @@ class TournamentConfig:
     openings: tuple[str, ...] = ()
     openings_file: Path | None = None
     seed: int = 0
+    sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)
 
     def __post_init__(self) -> None:
         if len(self.players) < 2:
             raise ConfigError(f"a tournament needs at least 2 players, not {len(self.players)}")
         names = [player.name for player in self.players]
         for name in names:
+            check_pgn_name("player name", name)
             if names.count(name) > 1:
                 raise ConfigError(f"player name {name!r} is given more than once")
+        check_pgn_name("event", self.event, MAX_EVENT_LENGTH)
+        if not os.fspath(self.output):
+            raise ConfigError("the output directory is empty")
         if self.format not in FORMATS:
             raise ConfigError(f"unknown format {self.format!r} (known: {', '.join(FORMATS)})")
         if self.cycles < 1:
@@ -147,7 +220,13 @@ class TournamentConfig:
             raise ConfigError(f"concurrency must be at least 1, not {self.concurrency}")
         if self.turn_limit is not None and self.turn_limit < 1:
             raise ConfigError(f"turn_limit must be at least 1, not {self.turn_limit}")
+        if not -MAX_SEED <= self.seed <= MAX_SEED:
+            raise ConfigError(f"seed must be from {-MAX_SEED} to {MAX_SEED}, not {self.seed}")
         self._check_game()
+        try:
+            self.schedule()
+        except RefereeError as error:
+            raise ConfigError(str(error)) from None
 
     def _check_game(self) -> None:
         """Refuse an unknown game, options it does not take, and openings it cannot start from."""
@@ -175,8 +254,8 @@ class TournamentConfig:
         """The game's rule options (Ivy: ``turn_limit`` when one is set)."""
         return {} if self.turn_limit is None else {"turn_limit": self.turn_limit}
 
-    def schedule(self) -> list[Pairing]:
-        """Every game of the tournament, in index order (the same list on every run)."""
+    def schedule(self) -> Schedule:
+        """Every game of the tournament, in index order (the same on every run), made lazily."""
         openings = list(self.openings) or None
         if self.format == "gauntlet":
             return gauntlet(self.names, games=self.games, openings=openings)
@@ -184,7 +263,13 @@ class TournamentConfig:
 
     def match_config(self) -> MatchConfig:
         """The settings every game of the tournament is played with."""
-        return MatchConfig(game=self.game, control=self.tc, options=self.options, event=self.event)
+        return MatchConfig(
+            game=self.game,
+            control=self.tc,
+            options=self.options,
+            event=self.event,
+            sandbox=self.sandbox.hiding(self.output),  # no bot sees the results
+        )
 
     def to_json(self) -> str:
         """The settings that decide results, as canonical JSON (sorted keys, no spaces).
@@ -242,6 +327,8 @@ def load_config(path: str | os.PathLike[str] | None = None, **overrides: Any) ->
             continue
         if key == "players":
             values[key] = _entrants(value, base=None, source=None)
+        elif key in _SANDBOX_KEYS:
+            values[key] = _sandbox_setting(key, value, None)
         else:
             values[key] = _checked(key, value, None)
             if key in ("openings", "output"):
@@ -259,6 +346,8 @@ def _read_file(path: Path) -> dict[str, Any]:
             data = tomllib.load(file)
     except OSError as error:
         raise ConfigError(f"cannot read {source}: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{source}: not UTF-8 text ({_decode_problem(error)})") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{source}: not valid TOML ({error})") from None
     _refuse_unknown(data, KEYS, source)
@@ -267,6 +356,8 @@ def _read_file(path: Path) -> dict[str, Any]:
     for key, value in data.items():
         if key == "players":
             values[key] = _entrants(value, base=base, source=source)
+        elif key in _SANDBOX_KEYS:
+            values[key] = _sandbox_setting(key, value, source)
         else:
             values[key] = _checked(key, value, source)
             if key in ("openings", "output"):
@@ -297,7 +388,35 @@ def _build(values: Mapping[str, Any]) -> TournamentConfig:
     for key in ("event", "game", "format", "turn_limit", "cycles", "games", "concurrency", "seed"):
         if key in values:
             settings[key] = values[key]
+    settings["sandbox"] = SandboxPolicy(
+        mode=values.get("sandbox", "auto"),
+        limits=Limits().merged({key: values[key] for key in LIMIT_KEYS if key in values}),
+        affinity=values.get("affinity", False),
+    )
     return TournamentConfig(**settings)
+
+
+def _sandbox_setting(key: str, value: Any, source: str | None) -> Any:
+    """A sandbox setting (:data:`_SANDBOX_KEYS`) as its policy needs it, else a
+    :class:`ConfigError`."""
+    where = f"{source}: " if source is not None else ""
+    try:
+        if key == "sandbox":
+            if value not in MODES:
+                raise SandboxError(f"must be one of {', '.join(MODES)}, not {value!r}")
+            return value
+        if key == "affinity":
+            if not isinstance(value, bool):
+                raise SandboxError(f"must be true or false, not {value!r}")
+            return value
+        if not isinstance(value, str | int) or isinstance(value, bool):
+            raise SandboxError(f'must be a number or a string such as "512M", not {value!r}')
+        return parse_limit(key, value)
+    except SandboxError as error:
+        message = str(error)
+        if message.startswith("must"):
+            message = f"{key} {message}"
+        raise ConfigError(f"{where}{message}") from None
 
 
 _KINDS: dict[str, tuple[tuple[type, ...], str]] = {
@@ -313,13 +432,20 @@ _KINDS: dict[str, tuple[tuple[type, ...], str]] = {
 
 
 def _checked(key: str, value: Any, source: str | None) -> Any:
-    """``value`` when it has the type ``key`` needs, else a :class:`ConfigError`."""
+    """``value`` when it has the type ``key`` needs, else a :class:`ConfigError`.
+
+    Paths must not be empty (``--output ""`` would mean the current directory).
+    Ranges are checked where the value is used (:class:`TournamentConfig`,
+    :class:`TimeControl`), so a file and the flags are held to the same rules.
+    """
     kinds, wanted = _KINDS[key]
+    where = f"{source}: " if source is not None else ""
+    if key in ("openings", "output") and isinstance(value, str | os.PathLike):
+        if not os.fspath(value):
+            raise ConfigError(f"{where}{key} must be a path, not an empty string")
+        return value
     if isinstance(value, kinds) and not isinstance(value, bool):
         return value
-    if key in ("openings", "output") and isinstance(value, os.PathLike):
-        return value
-    where = f"{source}: " if source is not None else ""
     raise ConfigError(f"{where}{key} must be {wanted}, not {value!r}")
 
 
@@ -393,7 +519,20 @@ def _command_from_table(table: Mapping[str, Any]) -> BotCommand:
         isinstance(key, str) and isinstance(value, str) for key, value in env.items()
     ):
         raise ConfigError(f"env must be a table of strings, not {env!r}")
-    return BotCommand(argv=argv, name=name, cwd=directory, env=env)
+    limits = {key: _sandbox_setting(key, table[key], None) for key in LIMIT_KEYS if key in table}
+    network = table.get("network", False)
+    if not isinstance(network, bool):
+        raise ConfigError(f"network must be true or false, not {network!r}")
+    cpus = table.get("cpus")
+    if cpus is not None:
+        try:
+            cpus = parse_cpus(cpus)
+            check_cpus(cpus)
+        except SandboxError as error:
+            raise ConfigError(f"cpus: {error}") from None
+    return BotCommand(
+        argv=argv, name=name, cwd=directory, env=env, limits=limits, network=network, cpus=cpus
+    )
 
 
 def _read_openings(path: Path) -> tuple[str, ...]:
@@ -404,6 +543,10 @@ def _read_openings(path: Path) -> tuple[str, ...]:
         raise ConfigError(
             f"cannot read openings file {os.fspath(path)}: {error.strerror or error}"
         ) from None
+    except UnicodeDecodeError as error:
+        raise ConfigError(
+            f"openings file {os.fspath(path)} is not UTF-8 text ({_decode_problem(error)})"
+        ) from None
     openings = tuple(
         stripped
         for line in text.splitlines()
@@ -412,3 +555,8 @@ def _read_openings(path: Path) -> tuple[str, ...]:
     if not openings:
         raise ConfigError(f"openings file {os.fspath(path)} holds no positions")
     return openings
+
+
+def _decode_problem(error: UnicodeDecodeError) -> str:
+    """Where a file stops being UTF-8: ``byte 0xff at offset 12``."""
+    return f"byte 0x{error.object[error.start]:02x} at offset {error.start}"

@@ -1,8 +1,11 @@
 """Tournament schedules: who plays whom, with which colour, from which opening.
 
-A schedule is a plain ordered list of :class:`Pairing` records, decided before
-the first game and never reshuffled, so a tournament that is stopped and resumed
-can skip the games whose ``index`` is already in the results store.
+A schedule is a :class:`Schedule`: an ordered, read-only sequence of
+:class:`Pairing` records, decided before the first game and never reshuffled,
+so a tournament that is stopped and resumed can skip the games whose ``index``
+is already in the results store. It is lazy: each pairing is computed from its
+index when asked for, so a schedule of a million (or a trillion) games is made
+at once and takes constant memory.
 
 Round-robins follow the Berger tables published by FIDE (Handbook C.05,
 Annex 1): with ``n`` players (one more, a bye, when ``n`` is odd) round 1 is
@@ -22,14 +25,21 @@ Openings
     twos: game ``g`` starts from ``openings[(g // 2) % len(openings)]``. By
     default each pairing then plays ``2 * len(openings)`` games per cycle, so
     every opening is played once with each colour.
+
+A schedule holds at most :data:`MAX_GAMES` games.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import operator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import overload
 
 from referee.errors import RefereeError
+
+MAX_GAMES = 10**15
+"""The most games a schedule may hold (game numbers stay exact integers everywhere)."""
 
 
 class ScheduleError(RefereeError, ValueError):
@@ -41,9 +51,9 @@ class Pairing:
     """One scheduled game.
 
     ``index`` is the game's 0-based number in the schedule (stable: the same
-    arguments always give the same list), ``round`` its 1-based round, ``white``
-    the name of the player in seat 0 and ``black`` of seat 1, and ``opening`` the
-    start position or ``None`` for the game's standard start.
+    arguments always give the same schedule), ``round`` its 1-based round,
+    ``white`` the name of the player in seat 0 and ``black`` of seat 1, and
+    ``opening`` the start position or ``None`` for the game's standard start.
     """
 
     index: int
@@ -53,6 +63,58 @@ class Pairing:
     opening: str | None = None
 
 
+class Schedule(Sequence[Pairing]):
+    """The games of a tournament in index order, each computed when it is asked for.
+
+    It is a read-only sequence: ``len``, indexing (a slice gives a list),
+    iteration, and ``==`` with any sequence of the same pairings.
+    """
+
+    __slots__ = ("_at", "_length")
+
+    def __init__(self, length: int, at: Callable[[int], Pairing]) -> None:
+        """``length`` games; ``at(i)`` is game ``i`` for ``0 <= i < length``."""
+        if length > MAX_GAMES:
+            raise ScheduleError(
+                f"the schedule would hold {length:,} games, more than the {MAX_GAMES:,}"
+                " a tournament may have"
+            )
+        self._length = length
+        self._at = at
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, key: int) -> Pairing: ...
+
+    @overload
+    def __getitem__(self, key: slice) -> list[Pairing]: ...
+
+    def __getitem__(self, key: int | slice) -> Pairing | list[Pairing]:
+        if isinstance(key, slice):
+            return [self._at(index) for index in range(self._length)[key]]
+        index = operator.index(key)
+        if index < 0:
+            index += self._length
+        if not 0 <= index < self._length:
+            raise IndexError(f"game {key} is not in a schedule of {self._length} games")
+        return self._at(index)
+
+    def __iter__(self) -> Iterator[Pairing]:
+        return map(self._at, range(self._length))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<Schedule of {self._length} games>"
+
+
 def berger_table(players: int) -> list[list[tuple[int, int]]]:
     """The published Berger table for ``players`` players, numbered from 1.
 
@@ -60,23 +122,51 @@ def berger_table(players: int) -> list[list[tuple[int, int]]]:
     prints them. With an odd number of players the table for one more is used
     and the boards of that extra number (the bye) are left out.
     """
-    if players < 2:
-        raise ScheduleError(f"a round-robin needs at least 2 players, not {players}")
-    size = players + players % 2
-    last = size
-    others = size - 1
+    table = _Berger(players)
+    return [
+        [table.board(round_number, board) for board in range(table.boards)]
+        for round_number in range(1, table.rounds + 1)
+    ]
 
-    def wrap(number: int) -> int:
-        """``number`` brought back into ``1..others``."""
-        return (number - 1) % others + 1
 
-    table: list[list[tuple[int, int]]] = []
-    for round_number in range(1, size):
-        pivot = wrap(1 + (round_number - 1) * (size // 2))
-        first = (pivot, last) if round_number % 2 else (last, pivot)
-        rest = [(wrap(pivot + k), wrap(pivot - k)) for k in range(1, size // 2)]
-        table.append(rest if size > players else [first, *rest])
-    return table
+@dataclass(frozen=True, slots=True)
+class _Berger:
+    """The Berger table for ``players`` players, one board at a time (see :func:`berger_table`)."""
+
+    players: int
+
+    def __post_init__(self) -> None:
+        if self.players < 2:
+            raise ScheduleError(f"a round-robin needs at least 2 players, not {self.players}")
+
+    @property
+    def size(self) -> int:
+        """The players in the table: one more than given (the bye) when their number is odd."""
+        return self.players + self.players % 2
+
+    @property
+    def rounds(self) -> int:
+        return self.size - 1
+
+    @property
+    def boards(self) -> int:
+        """Boards played per round (the bye's board is not played)."""
+        return self.players // 2
+
+    def board(self, round_number: int, board: int) -> tuple[int, int]:
+        """``(white, black)`` on ``board`` (from 0) of ``round_number`` (from 1)."""
+        size, others, half = self.size, self.size - 1, self.size // 2
+
+        def wrap(number: int) -> int:
+            """``number`` brought back into ``1..others``."""
+            return (number - 1) % others + 1
+
+        pivot = wrap(1 + (round_number - 1) * half)
+        # The first board pairs the pivot with the last number: the bye, when there is one.
+        k = board + 1 if size > self.players else board
+        if k == 0:
+            return (pivot, size) if round_number % 2 else (size, pivot)
+        return wrap(pivot + k), wrap(pivot - k)
 
 
 def round_robin(
@@ -85,7 +175,7 @@ def round_robin(
     cycles: int = 1,
     games: int | None = None,
     openings: Sequence[str] | None = None,
-) -> list[Pairing]:
+) -> Schedule:
     """Every player meets every other ``cycles`` times, by the Berger tables.
 
     ``cycles=2`` is a double round-robin: the second cycle repeats the first
@@ -93,28 +183,29 @@ def round_robin(
     round (default 1, or ``2 * len(openings)`` with openings); see the module
     docstring for how their colours and openings are chosen. A cycle has
     ``n - 1`` rounds (``n`` for an odd ``n``), numbered on across cycles.
+    Games are ordered by cycle, round, repetition, then board.
     """
     names = _check_players(players, minimum=2)
     per_pairing = _games_per_pairing(games, openings)
     if cycles < 1:
         raise ScheduleError(f"cycles must be at least 1, not {cycles}")
-    table = berger_table(len(names))
-    schedule: list[Pairing] = []
-    for cycle in range(cycles):
-        for round_offset, boards in enumerate(table, start=1):
-            round_number = cycle * len(table) + round_offset
-            for game in range(per_pairing):
-                for white, black in boards:
-                    schedule.append(
-                        _pairing(
-                            len(schedule),
-                            round_number,
-                            (names[white - 1], names[black - 1]),
-                            reverse=(game + cycle) % 2 == 1,
-                            opening=_opening(openings, cycle * per_pairing + game),
-                        )
-                    )
-    return schedule
+    table = _Berger(len(names))
+    openings = None if openings is None else tuple(openings)
+
+    def at(index: int) -> Pairing:
+        rest, board = divmod(index, table.boards)
+        rest, game = divmod(rest, per_pairing)
+        cycle, round_offset = divmod(rest, table.rounds)
+        white, black = table.board(round_offset + 1, board)
+        return _pairing(
+            index,
+            cycle * table.rounds + round_offset + 1,
+            (names[white - 1], names[black - 1]),
+            reverse=(game + cycle) % 2 == 1,
+            opening=_opening(openings, cycle * per_pairing + game),
+        )
+
+    return Schedule(cycles * table.rounds * per_pairing * table.boards, at)
 
 
 def gauntlet(
@@ -122,7 +213,7 @@ def gauntlet(
     *,
     games: int | None = None,
     openings: Sequence[str] | None = None,
-) -> list[Pairing]:
+) -> Schedule:
     """The first player meets each of the others; the others never meet.
 
     Each opponent plays ``games`` games against the first player (default 1, or
@@ -133,25 +224,25 @@ def gauntlet(
     """
     names = _check_players(players, minimum=2)
     per_pairing = _games_per_pairing(games, openings)
-    challenger = names[0]
-    schedule: list[Pairing] = []
-    for game in range(per_pairing):
-        for number, opponent in enumerate(names[1:]):
-            schedule.append(
-                _pairing(
-                    len(schedule),
-                    game + 1,
-                    (challenger, opponent),
-                    reverse=(game + number) % 2 == 1,
-                    opening=_opening(openings, game),
-                )
-            )
-    return schedule
+    challenger, opponents = names[0], names[1:]
+    openings = None if openings is None else tuple(openings)
+
+    def at(index: int) -> Pairing:
+        game, number = divmod(index, len(opponents))
+        return _pairing(
+            index,
+            game + 1,
+            (challenger, opponents[number]),
+            reverse=(game + number) % 2 == 1,
+            opening=_opening(openings, game),
+        )
+
+    return Schedule(per_pairing * len(opponents), at)
 
 
-def _check_players(players: Sequence[str], *, minimum: int) -> list[str]:
-    """The player names as a list, refused when too few, blank or repeated."""
-    names = list(players)
+def _check_players(players: Sequence[str], *, minimum: int) -> tuple[str, ...]:
+    """The player names as a tuple, refused when too few, blank or repeated."""
+    names = tuple(players)
     if len(names) < minimum:
         raise ScheduleError(f"a tournament needs at least {minimum} players, not {len(names)}")
     for name in names:

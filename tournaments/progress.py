@@ -23,6 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from referee.match import GameResult
+from referee.untrusted import for_terminal, printable
 from tournaments.pairings import Pairing
 from tournaments.ratings import RatingTable
 from tournaments.report import rating_table
@@ -51,11 +52,16 @@ class Progress:
 
 
 def describe_game(pairing: Pairing, result: GameResult, seconds: float | None = None) -> str:
-    """A finished game in one line: ``game 7 (round 2): random - greedy 0-1, <reason>, 3.2 s``."""
+    """A finished game in one line: ``game 7 (round 2): random - greedy 0-1, <reason>, 3.2 s``.
+
+    The reason may quote a bot, so it is made printable and clipped
+    (:func:`referee.untrusted.for_terminal`): the line is one line, without escape codes.
+    """
     took = "" if seconds is None else f", {seconds:.1f} s"
+    white, black = printable(pairing.white), printable(pairing.black)
     return (
-        f"game {pairing.index + 1} (round {pairing.round}): {pairing.white} - {pairing.black}"
-        f" {result.result}, {result.ending.reason}{took}"
+        f"game {pairing.index + 1} (round {pairing.round}): {white} - {black}"
+        f" {result.result}, {for_terminal(result.ending.reason)}{took}"
     )
 
 
@@ -174,7 +180,7 @@ class LiveProgress(_Watcher):
         for pairing, started in sorted(self.running.values(), key=lambda item: item[1]):
             running.add_row(
                 f"game {pairing.index + 1}",
-                f"{pairing.white} vs {pairing.black}",
+                Text(printable(f"{pairing.white} vs {pairing.black}")),
                 _clock(now - started),
             )
         parts: list[RenderableType] = [summary, bar, running]

@@ -14,6 +14,7 @@ import math
 from typing import Any
 
 from rich.table import Table
+from rich.text import Text
 
 from tournaments.ratings import EloDifference, PlayerRating, RatingTable
 
@@ -60,7 +61,8 @@ def rating_table(table: RatingTable, *, title: str | None = None) -> Table:
     draws, losses, points, score percentage and the likelihood of superiority
     over the next player.
     """
-    view = Table(title=title, caption=_notes(table))
+    notes = _notes(table)
+    view = Table(title=title, caption=None if notes is None else Text(notes))
     view.add_column("#", justify="right")
     view.add_column("Player")
     for heading in ("Elo", "±", "Games", "W", "D", "L", "Score", "%", "LOS"):
@@ -69,7 +71,7 @@ def rating_table(table: RatingTable, *, title: str | None = None) -> Table:
     for row in table.players:
         view.add_row(
             str(row.rank),
-            row.name,
+            Text(row.name),  # a name is text, never rich markup
             f"{row.elo:{sign}.0f}",
             f"{row.error:.0f}",
             str(row.games),
@@ -106,7 +108,8 @@ def crosstable(table: RatingTable, *, title: str | None = None) -> Table:
                 cells.append(f"{format_points(encounter.score)}/{encounter.games}")
             else:
                 cells.append("")
-        view.add_row(str(row.rank), row.name, *cells, f"{format_points(row.score)}/{row.games}")
+        points = f"{format_points(row.score)}/{row.games}"
+        view.add_row(str(row.rank), Text(row.name), *cells, points)
     return view
 
 

@@ -11,165 +11,337 @@ directory holds:
     The results store (:mod:`tournaments.store`): the settings and one row per
     finished game, each committed on its own. It is the truth.
 ``games.pgn``
-    Every finished game. A game is appended right after it is committed; a run
-    first rewrites the file from the database, so a kill at any moment (even
-    ``kill -9``) never leaves a duplicate or half a game once the tournament is
-    run again.
+    Every finished game, numbered by a ``GameNumber`` tag. A game is appended
+    right after it is committed; every run first checks the store and this file
+    against each other, the schedule and the rules (:mod:`tournaments.recovery`),
+    so a kill at any moment (even ``kill -9``) never leaves a duplicate or half a
+    game once the tournament is run again, and no true game in either file is lost.
 ``ratings.json``, ``ratings.csv``
     The rating table (:mod:`tournaments.report`), refreshed after every game.
 ``logs/game-0007.log``
     The ``log`` messages bots sent during game 7 (numbered from 1), if any.
 ``logs/run-2/worker-1/<bot>-<n>.stderr.log``
     The stderr of each bot process, per run of the command and per worker.
-``lock``
-    Locked while a run is going on, so two runs never play the same games.
+``bots.pids``
+    Each bot sandbox (or unsandboxed bot) started by the current run; the next run
+    first stops those still alive (:func:`~referee.process.stop_leftovers`).
+
+A run holds an exclusive lock (``flock``) on the output directory itself, so two
+runs never play the same games, and deleting a file cannot break the lock.
 
 Running the same tournament again resumes it: the settings must match the
 stored ones (:meth:`TournamentConfig.to_json`), games already recorded are
-skipped, and a finished tournament just returns its ratings. Ctrl-C or SIGTERM
-stops a run cleanly: games in progress are dropped, every bot process is reaped,
-every finished game is kept, and :class:`TournamentStopped` says how far it got.
+skipped, and a finished tournament just returns its ratings (also from a
+read-only directory, where nothing is written). Before the first game of a run,
+every player's bot is started once and must answer a handshake
+(:func:`~referee.preflight.preflight`); the settings are saved only after that.
+
+Games at once are capped by the machine's limits (:func:`concurrency_limit`). A
+failure of the referee's own resources during a game (file descriptors, memory,
+processes, disk) is never recorded as a bot's loss: the run stops with
+:class:`~referee.errors.RefereeFault`, the game is not recorded, and the next run
+plays it. Ctrl-C or SIGTERM stops a run cleanly: games in progress are dropped,
+every bot process is reaped, every finished game is kept, and
+:class:`TournamentStopped` says how far it got.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
+import logging
 import os
+import resource
 import signal
+import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import trio
 
-from referee.errors import RecordError, RefereeError
+from referee.errors import RecordError, RefereeError, RefereeFault
 from referee.match import BotPlayer, GameResult, play_game
-from referee.pgn import PgnError, format_game, read_pgn_file
-from referee.process import BotCommand
+from referee.pgn import PgnError, format_game, iter_pgn_headers
+from referee.preflight import preflight
+from referee.process import BotCommand, stop_leftovers
+from referee.untrusted import clip, printable
 from tournaments.config import TournamentConfig
 from tournaments.pairings import Pairing
 from tournaments.progress import Progress
-from tournaments.ratings import RatingTable, rate
+from tournaments.ratings import RatingError, RatingTable, rate
+from tournaments.recovery import numbered, open_records
 from tournaments.report import to_csv, to_json
-from tournaments.store import RESULTS, ResultStore, append_pgn
+from tournaments.store import DATABASE, PGN, RESULTS, ResultStore, append_pgn
 
-DATABASE = "results.sqlite"
-PGN = "games.pgn"
 RATINGS_JSON = "ratings.json"
 RATINGS_CSV = "ratings.csv"
 LOGS = "logs"
-LOCK = "lock"
-"""The names of the files in a tournament's output directory (see the module docstring)."""
+BOT_PIDS = "bots.pids"
+"""The names of the other files in a tournament's output directory (see the module docstring);
+:data:`~tournaments.store.DATABASE` and :data:`~tournaments.store.PGN` are the store's."""
+
+__all__ = [
+    "DATABASE",
+    "PGN",
+    "RATINGS_CSV",
+    "RATINGS_JSON",
+    "PgnRatings",
+    "TournamentError",
+    "TournamentStopped",
+    "concurrency_limit",
+    "ratings_for_pgn",
+    "run_tournament",
+]
 
 PROGRESS_TICK = 0.5
 """Seconds between redraws of the live display's clocks."""
 
+FILES_PER_GAME = 16
+"""File descriptors one game may hold at once: two bots with three pipes and a log each,
+the pipes of a bot being started, and the sandbox's own."""
+
+FILES_RESERVED = 32
+"""File descriptors the referee keeps for itself (the store, the PGN, the event loop)."""
+
+PROCESSES_PER_GAME = 8
+"""Processes one game may take under a process-count limit (two bots, their sandboxes)."""
+
+logger = logging.getLogger(__name__)
+
 
 class TournamentError(RefereeError):
-    """A tournament cannot run: another run of it is going on."""
+    """A tournament cannot run: another run of it is going on, or its directory is unusable."""
 
 
 class TournamentStopped(TournamentError):
-    """A run was stopped (Ctrl-C, SIGTERM) before the tournament was over; its games are kept."""
+    """A run was stopped (Ctrl-C, SIGTERM) before the tournament was over; its games are kept.
+
+    ``signum`` is the signal that stopped it (``SIGINT`` for Ctrl-C).
+    """
+
+    def __init__(self, message: str, *, signum: int = signal.SIGINT) -> None:
+        super().__init__(message)
+        self.signum = signum
+
+
+Warn = Callable[[str], None]
+"""Where a run reports, one line each, what it repaired or changed (a capped concurrency)."""
 
 
 async def run_tournament(
-    config: TournamentConfig, *, progress: Progress | None = None
+    config: TournamentConfig, *, progress: Progress | None = None, warn: Warn | None = None
 ) -> RatingTable:
     """Play (or resume) the tournament and return its ratings.
 
     ``progress`` hears about every game (see :class:`~tournaments.progress.Progress`);
     :meth:`~tournaments.progress.Progress.close` is called before this returns
-    or raises. Raises :class:`~tournaments.store.StoreError` when the output
-    directory holds another tournament, :class:`TournamentError` when it is
-    being run already, and :class:`TournamentStopped` after Ctrl-C or SIGTERM.
+    or raises. ``warn`` gets one line for each repair of the records and for a
+    concurrency capped by the machine's limits (default: the ``logging`` module).
+    Raises :class:`~tournaments.store.StoreError` when the output directory
+    holds another tournament or records it cannot repair, :class:`TournamentError`
+    when it is being run already or cannot be used,
+    :class:`~referee.preflight.PreflightError` when a bot fails the start-up check,
+    :class:`~referee.errors.RefereeFault` when the referee's own resources fail,
+    and :class:`TournamentStopped` after Ctrl-C or SIGTERM.
     """
     progress = progress or Progress()
-    output = config.output
+    warn = warn or logger.warning
     try:
-        output.mkdir(parents=True, exist_ok=True)
-        with _exclusive(output), ResultStore.open(output / DATABASE) as store:
-            store.check_or_save_config(config.to_json())
-            store.sync_pgn(output / PGN)
-            return await _Run(config, store, progress).play()
+        with _locked(config.output) as writable:
+            store, notes = open_records(config, read_only=not writable)
+            with store:
+                for note in notes:
+                    warn(note)
+                run = _Run(config, store, progress, warn)
+                if not writable:
+                    return run.show()
+                stop_leftovers(config.output / BOT_PIDS)  # what a killed run left running
+                return await run.play()
     finally:
         progress.close()
 
 
 @contextlib.contextmanager
-def _exclusive(output: Path) -> Iterator[None]:
-    """Hold the output directory's lock (released by the system if the process dies)."""
-    with open(output / LOCK, "a") as lock:
+def _locked(output: Path) -> Iterator[bool]:
+    """Hold an exclusive lock on the output directory (created if needed); yields whether
+    it is writable. The system releases the lock when the process dies."""
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        if not output.is_dir():
+            raise TournamentError(
+                f"cannot create the output directory {output}: {error.strerror or error}"
+            ) from None
+    try:
+        descriptor = os.open(output, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as error:
+        raise TournamentError(
+            f"cannot open the output directory {output}: {error.strerror or error}"
+        ) from None
+    try:
         try:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise TournamentError(
                 f"the tournament in {output} is being run by another process"
             ) from None
-        yield
+        writable = os.access(output, os.W_OK)
+        if not writable and not (output / DATABASE).exists():
+            raise TournamentError(f"cannot run a tournament in {output}: it is read-only")
+        yield writable
+    finally:
+        os.close(descriptor)
+
+
+def concurrency_limit() -> tuple[int, str]:
+    """The most games this process can play at once, and which limit says so.
+
+    Each game may hold :data:`FILES_PER_GAME` file descriptors beyond the
+    :data:`FILES_RESERVED` the referee keeps (``RLIMIT_NOFILE``, ``ulimit -n``),
+    and start :data:`PROCESSES_PER_GAME` processes (``RLIMIT_NPROC``, ``ulimit -u``).
+    """
+    limits: list[tuple[int, str]] = []
+    files, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if files != resource.RLIM_INFINITY:
+        games = max(1, (files - FILES_RESERVED) // FILES_PER_GAME)
+        limits.append((games, f"open files limit {files}, up to {FILES_PER_GAME} per game"))
+    processes, _ = resource.getrlimit(resource.RLIMIT_NPROC)
+    if processes != resource.RLIM_INFINITY:
+        games = max(1, processes // PROCESSES_PER_GAME)
+        limits.append((games, f"process limit {processes}, up to {PROCESSES_PER_GAME} per game"))
+    return min(limits, default=(2**31, "no limit"))
 
 
 class _Run:
     """One run of a tournament: the games left to play and the workers playing them."""
 
-    def __init__(self, config: TournamentConfig, store: ResultStore, progress: Progress) -> None:
+    def __init__(
+        self, config: TournamentConfig, store: ResultStore, progress: Progress, warn: Warn
+    ) -> None:
         self.config = config
         self.store = store
         self.progress = progress
-        self.match = config.match_config()
+        self.warn = warn
+        match = config.match_config()
+        noted = dataclasses.replace(match.sandbox, ledger=config.output / BOT_PIDS)
+        self.match = dataclasses.replace(match, sandbox=noted)
         self.commands: Mapping[str, BotCommand] = {p.name: p.command for p in config.players}
         self.schedule = config.schedule()
+        self.total = len(self.schedule)
         done = store.done_indices()
-        self.pending = [pairing for pairing in self.schedule if pairing.index not in done]
-        self.results = store.results()
         self.finished = len(done)
+        # Lazily: a schedule of a trillion games must not be listed.
+        self._unplayed = (pairing for pairing in self.schedule if pairing.index not in done)
+        self._window: list[Pairing] = []
+        self.results = store.results()
         self.logs = config.output / LOGS
         self.run_logs = _next_run_directory(self.logs)
+        self.playing = False
+        """Whether the games have begun (the bots passed the preflight)."""
 
     def standings(self) -> RatingTable:
         """The ratings from the games finished so far (every player listed)."""
         return rate(self.results, players=self.config.names)
 
+    def show(self) -> RatingTable:
+        """The ratings of a finished tournament, writing nothing (a read-only directory)."""
+        if self.finished < self.total:
+            raise TournamentError(
+                f"the tournament in {self.config.output} has {self.finished} of {self.total}"
+                " games played and its directory is read-only: make it writable to resume it"
+            )
+        table = self.standings()
+        self.progress.begin(
+            event=self.config.event, total=self.total, done=self.finished, standings=table
+        )
+        return table
+
     async def play(self) -> RatingTable:
         """Play every game not yet recorded; write and return the ratings."""
         self.progress.begin(
             event=self.config.event,
-            total=len(self.schedule),
+            total=self.total,
             done=self.finished,
             standings=self.standings(),
         )
-        if self.pending:
+        if self.finished < self.total:
             await self._play_pending()
         table = self.standings()
         _write_ratings(self.config.output, table)
         return table
 
     async def _play_pending(self) -> None:
-        """Run the workers (and a SIGTERM watcher) until the games run out or a stop."""
-        workers = min(self.config.concurrency, len(self.pending))
+        """Check the bots, then run the workers (and a SIGTERM watcher) until the games run
+        out or a stop; any stop or failure ends as one :class:`RefereeError`."""
+        workers = self._workers()
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(_stop_on_sigterm)
+                await preflight(
+                    self.config.names,
+                    self._player_maker(None),
+                    self.match,
+                    start=self.schedule[0].opening,
+                    at_once=2 * workers,
+                )
+                self.store.save_config(self.config.to_json())
+                self.playing = True
                 nursery.start_soon(self._tick)
                 async with trio.open_nursery() as games:
                     for number in range(1, workers + 1):
                         games.start_soon(self._worker, number)
                 nursery.cancel_scope.cancel()
-        except BaseExceptionGroup as group:
-            stop = group.subgroup((KeyboardInterrupt, TournamentStopped))
-            if stop is not None:
-                why = "by Ctrl-C" if stop.subgroup(KeyboardInterrupt) else "by SIGTERM"
-                raise TournamentStopped(
-                    f"stopped {why} with {self.finished} of {len(self.schedule)} games played;"
-                    f" they are kept in {self.config.output}: run the same tournament again"
-                    " to resume"
-                ) from None
-            leaves = _leaves(group)
-            if len(leaves) == 1:
-                raise leaves[0] from None
-            raise
+        except BaseException as error:  # every ending is sorted out here
+            raise self._why_stopped(error) from None
+
+    def _workers(self) -> int:
+        """How many games to play at once: as asked, within the machine's limits."""
+        limit, why = concurrency_limit()
+        wanted = self.config.concurrency
+        if wanted > limit:
+            self.warn(
+                f"concurrency {wanted} is more than this machine allows ({why}):"
+                f" playing {limit} game{'' if limit == 1 else 's'} at once"
+            )
+        return max(1, min(wanted, limit, self.total - self.finished))
+
+    def _why_stopped(self, error: BaseException) -> BaseException:
+        """The one exception a run that ended with ``error`` raises.
+
+        Ctrl-C and SIGTERM become :class:`TournamentStopped`; a failure of the
+        referee's own resources a :class:`RefereeFault` saying how to resume; a
+        :class:`RefereeError` itself. Anything else (a cancellation from outside,
+        a bug) goes on as it came.
+        """
+        leaves = _leaves(error)
+        played = (
+            f"{self.finished} of {self.total} games played; they are kept in {self.config.output}"
+        )
+        signums = [
+            signal.SIGINT if isinstance(leaf, KeyboardInterrupt) else leaf.signum
+            for leaf in leaves
+            if isinstance(leaf, KeyboardInterrupt | TournamentStopped)
+        ]
+        if signums:
+            signum = min(signums)  # Ctrl-C (SIGINT, 2) before SIGTERM (15)
+            how = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+            return TournamentStopped(
+                f"stopped by {how} with {played}: run the same tournament again to resume",
+                signum=signum,
+            )
+        fault = next((leaf for leaf in leaves if _is_fault(leaf)), None)
+        if fault is not None:
+            if not self.playing:
+                return RefereeFault(f"{_describe(fault)} (before any game of this run)")
+            return RefereeFault(
+                f"{_describe(fault)}; the run stopped with {played}:"
+                " run the same command again to resume once that is fixed"
+            )
+        mistake = next((leaf for leaf in leaves if isinstance(leaf, RefereeError)), None)
+        return mistake if mistake is not None else error
 
     async def _tick(self) -> None:
         """Let the progress display move its clocks between games."""
@@ -177,9 +349,20 @@ class _Run:
             self.progress.refresh()
             await trio.sleep(PROGRESS_TICK)
 
+    def _player_maker(self, log_dir: Path | None) -> Callable[[str, trio.Nursery], BotPlayer]:
+        """How this run starts a player's bot (its stderr under ``log_dir``, if given)."""
+        # No bot sees the openings, nor another player's dir (its own stays its own).
+        dirs = (command.cwd for command in self.commands.values())
+        sandbox = self.match.sandbox.hiding(self.config.openings_file, *dirs)
+
+        def make(name: str, nursery: trio.Nursery) -> BotPlayer:
+            return BotPlayer(self.commands[name], name, nursery, log_dir=log_dir, sandbox=sandbox)
+
+        return make
+
     async def _worker(self, number: int) -> None:
         """Play games until none are left, keeping bot processes between games."""
-        log_dir = self.run_logs / f"worker-{number}"
+        make = self._player_maker(self.run_logs / f"worker-{number}")
         bots: dict[str, BotPlayer] = {}
         async with trio.open_nursery() as nursery:
             holding: tuple[str, ...] = ()
@@ -188,15 +371,24 @@ class _Run:
                 await _close_all(bot for name, bot in bots.items() if name not in holding)
                 for name in holding:
                     if name not in bots:
-                        bots[name] = BotPlayer(self.commands[name], name, nursery, log_dir=log_dir)
+                        bots[name] = make(name, nursery)
                 self.progress.game_started(pairing)
-                result = await play_game(
-                    [bots[name] for name in holding],
-                    self.match,
-                    round_=str(pairing.round),
-                    seed=self.config.seed + pairing.index,
-                    start=pairing.opening,
-                )
+                try:
+                    result = await play_game(
+                        [bots[name] for name in holding],
+                        self.match,
+                        round_=str(pairing.round),
+                        seed=self.config.seed + pairing.index,
+                        start=pairing.opening,
+                    )
+                except BaseException as error:
+                    fault = next((leaf for leaf in _leaves(error) if _is_fault(leaf)), None)
+                    if fault is None:
+                        raise
+                    raise RefereeFault(
+                        f"{_describe(fault)}; game {pairing.index + 1}, which it interrupted,"
+                        " was not recorded"
+                    ) from None
                 self._save(pairing, result)
             await _close_all(bots.values())
 
@@ -207,30 +399,31 @@ class _Run:
         takes the first that needs the most of those bots, so running
         processes are reused rather than restarted.
         """
-        if not self.pending:
+        window = self._window
+        window.extend(_take_up_to(self._unplayed, len(self.config.players) - len(window)))
+        if not window:
             return None
-        window = self.pending[: len(self.config.players)]
         held = set(holding)
 
         def reuse(place: int) -> tuple[int, int]:
             pairing = window[place]
             return len({pairing.white, pairing.black} & held), -place
 
-        return self.pending.pop(max(range(len(window)), key=reuse))
+        return window.pop(max(range(len(window)), key=reuse))
 
+    @trio.lowlevel.enable_ki_protection  # Ctrl-C waits until the game is wholly saved
     def _save(self, pairing: Pairing, result: GameResult) -> None:
         """Record a finished game, then append it to the PGN file and refresh the ratings.
 
         The writes are short and synchronous (one transaction, one append,
         two small files), with no checkpoint in between, so a game that has
         ended is kept whole even when the run is being stopped, and saves of
-        concurrent games never interleave.
+        concurrent games never interleave. A write that fails raises
+        :class:`RefereeFault`: the game is then wholly in the store or not at all.
         """
-        record = result.record
+        record = numbered(result.record, pairing.index)
         ending = result.ending
         text = format_game(record)
-        self.results.append((pairing.white, pairing.black, ending.scores[0]))
-        standings = self.standings()
         output = self.config.output
         recorded = self.store.record(
             pairing.index,
@@ -242,16 +435,44 @@ class _Run:
             plies=len(record.turns),
             pgn=text,
         )
-        if recorded:
-            append_pgn(output / PGN, text)
-        if result.logs:
-            self.logs.mkdir(parents=True, exist_ok=True)
-            _write_atomically(
-                self.logs / f"game-{pairing.index + 1:04d}.log", "\n".join(result.logs) + "\n"
-            )
-        _write_ratings(output, standings)
+        self.results.append((pairing.white, pairing.black, ending.scores[0]))
         self.finished += 1
+        standings = self.standings()
+        try:
+            if recorded:
+                append_pgn(output / PGN, text)
+            if result.logs:
+                self.logs.mkdir(parents=True, exist_ok=True)
+                _write_atomically(
+                    self.logs / f"game-{pairing.index + 1:04d}.log", "\n".join(result.logs) + "\n"
+                )
+            _write_ratings(output, standings)
+        except (OSError, RefereeFault) as error:
+            raise RefereeFault(
+                f"{_describe(error)}; game {pairing.index + 1} is recorded in {DATABASE},"
+                " and the next run rewrites the files made from it"
+            ) from None
         self.progress.game_finished(pairing, result, standings)
+
+
+def _take_up_to(items: Iterator[Pairing], count: int) -> list[Pairing]:
+    """The next ``count`` items (fewer when they run out)."""
+    return [item for _, item in zip(range(max(0, count)), items, strict=False)]
+
+
+def _is_fault(error: BaseException) -> bool:
+    """Whether ``error`` is a failure of the referee's own resources, not a bot's."""
+    return isinstance(error, RefereeFault | OSError | sqlite3.Error | MemoryError)
+
+
+def _describe(error: BaseException) -> str:
+    """One line for a failure: a referee error's own message, or what the system said."""
+    if isinstance(error, OSError) and error.strerror:
+        where = f" ({error.filename})" if error.filename else ""
+        return f"{error.strerror}{where}"
+    if isinstance(error, MemoryError):
+        return "out of memory"
+    return " ".join(str(error).split()) or type(error).__name__
 
 
 async def _close_all(bots: Iterable[BotPlayer]) -> None:
@@ -267,7 +488,7 @@ async def _stop_on_sigterm() -> None:
         return
     with trio.open_signal_receiver(signal.SIGTERM) as signals:
         async for _ in signals:
-            raise TournamentStopped("SIGTERM")
+            raise TournamentStopped("SIGTERM", signum=signal.SIGTERM)
 
 
 def _leaves(error: BaseException) -> list[BaseException]:
@@ -296,11 +517,20 @@ def _write_ratings(output: Path, table: RatingTable) -> None:
 def _write_atomically(path: Path, text: str) -> None:
     """Replace the file at ``path`` with ``text``: a reader sees the old file or the new one."""
     partial = path.with_name(path.name + ".partial")
-    partial.write_text(text, encoding="utf-8")
-    os.replace(partial, path)
+    try:
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            partial.unlink()
+        raise
 
 
 # --- ratings of a PGN file -----------------------------------------------------------
+
+
+PGN_WARNINGS_SHOWN = 10
+"""How many skipped games of a PGN file :func:`ratings_for_pgn` names one by one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,34 +546,74 @@ class PgnRatings:
 def ratings_for_pgn(
     path: str | os.PathLike[str], *, anchor: str | None = None, anchor_elo: float = 0.0
 ) -> PgnRatings:
-    """Rate the finished games of the PGN file at ``path`` by their White, Black and Result.
+    """Rate the finished games of the PGN file at ``path`` by their White, Black and Result tags.
 
-    Broken games and games without two named players are skipped with a
-    warning; unfinished games (``*``) are left out, counted in one warning.
-    ``anchor``/``anchor_elo`` fix one player's rating (see
+    Only the tags are read (:func:`~referee.pgn.iter_pgn_headers`), in one pass
+    whose memory does not grow with the file, so every game with readable tags
+    counts whatever its movetext holds, as in Ordo. Names are taken as PGN
+    readers give them, made printable. Games whose tags cannot be read, without
+    two named players, or with a Result tag that is not a result are skipped
+    with a warning (the first :data:`PGN_WARNINGS_SHOWN` by number, the others
+    counted); unfinished games (``*``, or no Result tag) are left out, counted in
+    one warning. ``anchor``/``anchor_elo`` fix one player's rating (see
     :func:`~tournaments.ratings.rate`). Raises :class:`RecordError` when the
     file cannot be read or holds no game to rate.
     """
-    results: list[tuple[str, str, float]] = []
-    warnings: list[str] = []
-    unfinished = 0
-    for number, game in enumerate(read_pgn_file(path), start=1):
-        if isinstance(game, PgnError):
-            warnings.append(f"skipped {game}")
-            continue
-        if game.result == "*":
-            unfinished += 1
-            continue
-        white, black = game.tags["White"], game.tags["Black"]
-        if "?" in (white, black) or not white.strip() or not black.strip():
-            warnings.append(f"skipped game {number}: it does not name both players")
-        elif white == black:
-            warnings.append(f"skipped game {number}: {white} plays against themselves")
-        else:
-            results.append((white, black, RESULTS[game.result]))
-    if unfinished:
-        warnings.append(f"left out {unfinished} unfinished game{'s' * (unfinished != 1)} (*)")
-    if not results:
+    tally = _PgnTally()
+    try:
+        table = rate(tally.results(path), anchor=anchor, anchor_elo=anchor_elo)
+    except RatingError:
+        if tally.rated:
+            raise
+        table = None  # an unknown anchor among no players at all: say there are none
+    if table is None or not tally.rated:
         raise RecordError(f"{os.fspath(path)} holds no finished games to rate")
-    table = rate(results, anchor=anchor, anchor_elo=anchor_elo)
-    return PgnRatings(table, len(results), tuple(warnings))
+    return PgnRatings(table, tally.rated, tally.warnings())
+
+
+@dataclass(slots=True)
+class _PgnTally:
+    """What :func:`ratings_for_pgn` counted while it read, in memory that does not grow."""
+
+    rated: int = 0
+    unfinished: int = 0
+    skipped: int = 0
+    named: list[str] = field(default_factory=list)
+
+    def results(self, path: str | os.PathLike[str]) -> Iterator[tuple[str, str, float]]:
+        """``(white, black, white's score)`` of every game to rate, counting the others."""
+        for entry in iter_pgn_headers(path):
+            if isinstance(entry, PgnError):
+                self.skip(f"skipped {entry}")
+                continue
+            tags, number = entry.tags, entry.number
+            result = tags.get("Result", "*")
+            white, black = printable(tags.get("White", "?")), printable(tags.get("Black", "?"))
+            if result == "*":
+                self.unfinished += 1
+            elif result not in RESULTS:
+                shown = clip(printable(result), 40)
+                self.skip(f"skipped game {number}: its Result tag {shown!r} is not a result")
+            elif "?" in (white, black) or not white or not black:
+                self.skip(f"skipped game {number}: it does not name both players")
+            elif white == black:
+                self.skip(f"skipped game {number}: {clip(white, 80)} plays against themselves")
+            else:
+                self.rated += 1
+                yield white, black, RESULTS[result]
+
+    def skip(self, why: str) -> None:
+        self.skipped += 1
+        if len(self.named) < PGN_WARNINGS_SHOWN:
+            self.named.append(why)
+
+    def warnings(self) -> tuple[str, ...]:
+        """The warnings for the user: skipped games, then the unfinished ones."""
+        warnings = list(self.named)
+        if self.skipped > len(self.named):
+            more = self.skipped - len(self.named)
+            warnings.append(f"skipped {more} more game{'s' * (more != 1)}")
+        if self.unfinished:
+            s = "s" * (self.unfinished != 1)
+            warnings.append(f"left out {self.unfinished} unfinished game{s} (*)")
+        return tuple(warnings)

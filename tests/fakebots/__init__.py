@@ -1,12 +1,20 @@
 """Fake bots for the tests, and what the tests need to run them and find leftovers.
 
 The scripts here run as processes (``python -u pass_bot.py``, ``python -u
-misbehave.py MODE``); this module is imported by the tests (``tests/`` is on
-``sys.path`` under pytest's default import mode).
+misbehave.py MODE``, ``python -u attack.py MODE``); this module is imported by the
+tests (``tests/`` is on ``sys.path`` under pytest's default import mode).
+
+Importing it makes the test process a *child subreaper* (``PR_SET_CHILD_SUBREAPER``):
+every process a test starts and that is left behind — a bot's child, a sandbox —
+becomes a child of the test process instead of init's. So :func:`leftover_processes`
+finds leftovers among the test process's own children, without looking at any other
+process of the machine. ``reaper.py`` does the same for a command run as a subprocess.
 """
 
 from __future__ import annotations
 
+import ctypes
+import os
 import sys
 from pathlib import Path
 
@@ -17,6 +25,16 @@ FAKEBOTS = Path(__file__).parent
 
 MARK = "referee-test-match"
 """Every fake bot started through :func:`fake` carries it in its environment."""
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def _become_subreaper() -> None:
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+_become_subreaper()
 
 
 def fake(mode: str | None = None, name: str | None = None) -> BotCommand:
@@ -31,20 +49,24 @@ def fake(mode: str | None = None, name: str | None = None) -> BotCommand:
 
 
 def leftover_processes() -> list[str]:
-    """Live (non-zombie) processes carrying :data:`MARK`: bots nobody stopped.
+    """Live (non-zombie) children of this process: bots, or what they started, that
+    nobody stopped. Call it when no bot of the test should be running.
 
-    Each is given as ``"PID STATE COMMAND LINE"``, so a failing check says who.
+    Each is given as ``"PID STATE COMMAND LINE"``, so a failing check says who. Only
+    this process's own children are looked at (see the module docstring).
     """
     found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
+    for task in os.listdir("/proc/self/task"):
         try:
-            environ = (entry / "environ").read_bytes()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            pids = Path(f"/proc/self/task/{task}/children").read_text().split()
         except OSError:
             continue
-        if MARK.encode() in environ and state != "Z":
-            found.append(f"{entry.name} {state} {command.strip()}")
+        for pid in pids:
+            try:
+                state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+                command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+            except OSError:
+                continue
+            if state != "Z":
+                found.append(f"{pid} {state} {command.decode(errors='replace').strip()}")
     return found

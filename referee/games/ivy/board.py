@@ -12,7 +12,7 @@ Everything here is computed once at import and never changes.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from referee.errors import RuleError
 
@@ -92,7 +92,7 @@ def iter_cells(mask: int) -> Iterator[Cell]:
         mask ^= low
 
 
-def mask_of(cells: Iterator[Cell] | tuple[Cell, ...] | list[Cell]) -> int:
+def mask_of(cells: Iterable[Cell]) -> int:
     """The mask holding exactly ``cells``."""
     mask = 0
     for cell in cells:

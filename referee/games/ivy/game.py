@@ -21,6 +21,9 @@ from referee.games.ivy.turns import Turn
 DEFAULT_TURN_LIMIT = 200
 """The turn limit L when the settings give none (100 turns each)."""
 
+MAX_TURN_LIMIT = 1_000_000
+"""The highest turn limit a game may be set to (it travels in messages as a JSON integer)."""
+
 
 @dataclass(frozen=True, slots=True)
 class IvyState:
@@ -46,8 +49,10 @@ class IvyGame:
         if unknown:
             raise SettingsError(f"unknown Ivy option {unknown[0]!r} (known: turn_limit)")
         limit = settings.options.get("turn_limit", DEFAULT_TURN_LIMIT)
-        if type(limit) is not int or limit < 1:
-            raise SettingsError(f"turn_limit must be a whole number >= 1, got {limit!r}")
+        if type(limit) is not int or not 1 <= limit <= MAX_TURN_LIMIT:
+            raise SettingsError(
+                f"turn_limit must be a whole number from 1 to {MAX_TURN_LIMIT}, got {limit!r}"
+            )
         if settings.start is None:
             position = Position.START
         else:

@@ -1,0 +1,99 @@
+"""The preflight: every bot is started once and must answer a handshake before play.
+
+A typo in a command line, a missing executable, a wrong ``dir`` or a bot that
+crashes at start-up would otherwise show only as forfeits, game after game, once
+the games have begun (and have been recorded). :func:`preflight` starts each
+player's bot, sends it the ``new_game`` of a first game, waits for ``ready``
+within the start-up allowance, then tells it to ``quit``. Every failure is
+collected, and they are raised together as one :class:`PreflightError` line.
+
+Bots are started through the caller's own factory, so that they run exactly as
+they will in the games (same sandbox, limits and log files).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import trio
+
+from protocol import codec_for
+from referee.errors import BotFault, RefereeError
+from referee.games import get_game
+from referee.games.base import GameSettings
+from referee.match import BotPlayer, MatchConfig
+from referee.session import GameSession
+from referee.untrusted import clip, printable
+
+MAX_REASON = 200
+"""The most characters said about one player's failure."""
+
+MakePlayer = Callable[[str, trio.Nursery], BotPlayer]
+"""Makes the :class:`BotPlayer` of the named player, its process to run in the nursery."""
+
+
+class PreflightError(RefereeError):
+    """Some players' bots did not start or did not answer the handshake; nothing was played."""
+
+
+async def preflight(
+    names: Sequence[str],
+    make_player: MakePlayer,
+    config: MatchConfig,
+    *,
+    start: str | None = None,
+    at_once: int | None = None,
+) -> None:
+    """Start the bot of each player in ``names`` and check it answers ``new_game``.
+
+    Each is told of a game from ``start`` (the game's standard start when
+    ``None``) against the next player in ``names``. At most ``at_once`` bots run
+    at the same time (all of them when ``None``). Raises :class:`PreflightError`
+    naming every player that failed and why; a failure of the referee's own
+    resources (:class:`~referee.errors.RefereeFault`) propagates unchanged.
+    """
+    failures: dict[str, str] = {}
+    limiter = trio.CapacityLimiter(at_once or max(1, len(names)))
+    async with trio.open_nursery() as nursery:
+        for place, name in enumerate(names):
+            opponent = names[(place + 1) % len(names)] if len(names) > 1 else name
+            nursery.start_soon(
+                _check, name, opponent, make_player, config, start, limiter, failures
+            )
+    if failures:
+        listed = "; ".join(f"{name}: {failures[name]}" for name in names if name in failures)
+        who = "a player" if len(failures) == 1 else f"{len(failures)} players"
+        raise PreflightError(
+            f"{who} failed the start-up check ({listed}); nothing was played or saved:"
+            " fix the command and run it again"
+        )
+
+
+async def _check(
+    name: str,
+    opponent: str,
+    make_player: MakePlayer,
+    config: MatchConfig,
+    start: str | None,
+    limiter: trio.CapacityLimiter,
+    failures: dict[str, str],
+) -> None:
+    """Start one bot, hand it a ``new_game``, and note in ``failures`` why it failed."""
+    async with limiter, trio.open_nursery() as nursery:
+        player = make_player(name, nursery)
+        try:
+            link = await player.link()
+            session = GameSession(
+                get_game(config.game),
+                codec_for(config.game),
+                GameSettings(players=2, start=start, options=config.options),
+                players=(name, opponent),
+                control=config.control,
+                max_line_bytes=config.max_line_bytes,
+            )
+            await link.ask(session.new_game(0, link.next_id), config.control.startup)
+        except BotFault as fault:
+            # The message may quote the bot's own output.
+            failures[name] = clip(printable(str(fault)), MAX_REASON) or type(fault).__name__
+        # When cancelled instead, leaving the nursery stops the bot all the same.
+        await player.close()
