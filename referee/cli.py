@@ -18,8 +18,9 @@ import functools
 import signal
 import sqlite3
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import click
 import trio
@@ -91,6 +92,21 @@ def _interrupted(line: str = "Interrupted") -> NoReturn:
     """Leave as Ctrl-C does: one line on stderr, exit code 130."""
     click.echo(line, err=True)
     sys.exit(INTERRUPTED)
+
+
+T = TypeVar("T")
+
+
+def _run(async_fn: Callable[[], Awaitable[T]]) -> T:
+    """``trio.run``, with Ctrl-C raised only in the main task at a checkpoint.
+
+    By default trio raises ``KeyboardInterrupt`` at whatever line runs when SIGINT
+    comes; raised inside a weakref callback it is swallowed (Ctrl-C is lost), and raised
+    inside trio's spawning of a task it leaves a coroutine never awaited, reported on
+    stderr. The main task of every command waits at checkpoints, so Ctrl-C still ends it
+    at once.
+    """
+    return trio.run(async_fn, restrict_keyboard_interrupt_to_checkpoints=True)
 
 
 def _one_line(error: BaseException) -> str:
@@ -461,7 +477,7 @@ def match(
         return await run_match(commands, config, games=games, pgn=pgn, seed=seed, on_game=report)
 
     try:
-        score = trio.run(check_then_play)
+        score = _run(check_then_play)
     except BaseException as error:
         if _was_interrupted(error):
             _interrupted(f"Interrupted: finished games are in {pgn}")
@@ -527,7 +543,7 @@ def play(
         sandbox=sandbox,
     )
     try:
-        trio.run(
+        _run(
             lambda: play_against(
                 BotCommand.parse(bot),
                 human_seat=0 if side == "green" else 1,
@@ -643,7 +659,7 @@ def tournament(
     console = Console()
     progress = make_progress(quiet=True if quiet else None, console=console)
     try:
-        table = trio.run(lambda: run_tournament(config, progress=progress, warn=_warn))
+        table = _run(lambda: run_tournament(config, progress=progress, warn=_warn))
     except TournamentStopped as stopped:
         click.echo(f"Interrupted: {stopped}", err=True)
         sys.exit(128 + stopped.signum)

@@ -23,15 +23,16 @@ never killed before it named that process: between making it and letting it go o
 is all that process waits for, and killed then, bwrap would leave it waiting for ever
 (bwrap's ``--die-with-parent`` only takes hold later in that process).
 
-**Ctrl-C.** trio raises ``KeyboardInterrupt`` wherever a task runs when SIGINT comes, and
-its cancel shields do not stop it. Starting a bot until it is in the care of the code that
-stops it, and stopping it until it is reaped, are protected from it
-(:func:`trio.lowlevel.enable_ki_protection`): Ctrl-C is raised after, never half-way.
-
 **Unsandboxed** (``--sandbox off``), a bot runs in a session of its own, so its process id
 is also the id of its process group: stopping closes its stdin, ``SIGTERM``\\s the group,
 waits the grace period, ``SIGKILL``\\s the group and reaps the bot. A child that leaves the
 group (``setsid``) escapes this; the sandbox exists for that.
+
+**Ctrl-C.** Unless ``trio.run`` keeps it to checkpoints (the ``referee`` command does), trio
+raises ``KeyboardInterrupt`` wherever a task runs when SIGINT comes, and cancel shields do
+not stop it. Starting a bot until it is in the care of the code that stops it, and stopping
+it until it is reaped, are protected from it (:func:`trio.lowlevel.enable_ki_protection`):
+Ctrl-C is raised after, never half-way.
 
 **Whose fault.** A bot that cannot start because of its command (a missing program, a bad
 ``dir``) is a :class:`~referee.errors.BotCrashed` ("cannot start …"). When the referee's
@@ -1094,10 +1095,12 @@ async def _bot_block(
                     # their own exception rather than an ExceptionGroup.
                     body_error = exc
                 finally:
-                    with trio.CancelScope(shield=True):
-                        await bot.stop()
-                    bot._drain_scope.cancel()
-                    nursery.cancel_scope.cancel()
+                    try:
+                        with trio.CancelScope(shield=True):
+                            await bot.stop()
+                    finally:  # even when Ctrl-C comes out of the stop (trio's main task)
+                        bot._drain_scope.cancel()
+                        nursery.cancel_scope.cancel()
         finally:
             bot._close()
         if body_error is not None:

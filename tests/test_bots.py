@@ -10,6 +10,7 @@ import io
 import json
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -310,7 +311,7 @@ def test_sdk_stops_at_end_of_input_and_skips_noise() -> None:
 def test_bot_modules_run_as_processes_over_the_protocol() -> None:
     lines = referee_lines(new_game(), turn_request(2, Position.START), Quit()).getvalue()
     done = subprocess.run(
-        ["python", "-m", "bots.greedy", "--seed", "3"],
+        [sys.executable, "-m", "bots.greedy", "--seed", "3"],
         input=lines,
         capture_output=True,
         text=True,

@@ -170,7 +170,8 @@ def wait_until(ready: Callable[[], bool], process: subprocess.Popen[str]) -> Non
 def runs_bot(process: subprocess.Popen[str], marker: str) -> Callable[[], bool]:
     """Whether ``process`` (started by this test) has a child whose command line holds
     ``marker``: the bot itself, or the sandbox running it. (Other children come and go:
-    importing trio runs ``ldconfig``.)"""
+    importing trio runs ``ldconfig``, and until that execs, the child still has the
+    referee's own command line, which holds ``marker`` too.)"""
 
     def check() -> bool:
         with contextlib.suppress(OSError):
@@ -178,7 +179,10 @@ def runs_bot(process: subprocess.Popen[str], marker: str) -> Callable[[], bool]:
             children = [
                 child for task in tasks for child in (task / "children").read_text().split()
             ]
-            return any(marker.encode() in command_line(child) for child in children)
+            own = command_line(str(process.pid))
+            return any(
+                marker.encode() in line and line != own for line in map(command_line, children)
+            )
         return False
 
     return check

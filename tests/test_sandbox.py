@@ -647,7 +647,7 @@ def test_a_bot_writes_only_its_private_copy_and_tmp(tmp_path: Path) -> None:
 
 @needs_sandbox
 def test_a_bot_reads_no_secret_and_no_output(tmp_path: Path) -> None:
-    home_file = Path.home() / ".referee-test-secret"
+    home_file = Path.home() / f".referee-test-secret-{os.getpid()}"  # two suites at once
     home_file.write_text("secret")
     try:
         targets = [str(home_file), "/etc/shadow", str(tmp_path / "games.pgn")]
