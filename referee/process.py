@@ -481,11 +481,7 @@ class BotProcess:
             raise BotCrashed(f"{self._who()}: reading its stdout failed: {exc}") from None
         except trio.ClosedResourceError:
             raise BotCrashed(f"{self._who()} has been stopped") from None
-        if data:
-            self._heard = True
-        else:
-            await self._check_setup()
-        return data
+        return await self._took(data)
 
     async def receive_nowait(self, max_bytes: int = _READ_SIZE) -> bytes | None:
         """Like :meth:`receive_some`, but without waiting: ``None`` when the bot wrote
@@ -499,6 +495,11 @@ class BotProcess:
             return None
         except OSError as exc:
             raise BotCrashed(f"{self._who()}: reading its stdout failed: {exc}") from None
+        return await self._took(data)
+
+    async def _took(self, data: bytes) -> bytes:
+        """``data`` read from the bot's stdout; at its end (``b""``), first check that the
+        sandbox was set up, so that bwrap's own failure is not taken for the bot's."""
         if data:
             self._heard = True
         else:
