@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from bots import BUNDLED, make_bot
 from bots.random import RandomBot
 from bots.sdk import Bot, Clock, GameInfo, GameResult
-from protocol import codec_for
 from protocol.messages import DEFAULT_MAX_LINE_BYTES, TurnReply
 from referee.clock import TimeControl
 from referee.errors import RefereeError
+from referee.games import get_entry
 from referee.games.base import GameSettings
 from referee.games.ivy import IvyGame, Player, Position, Turn
 from referee.games.ivy.game import DEFAULT_TURN_LIMIT
@@ -68,7 +68,7 @@ def play_game(
     or an overrun loses the game. ``watch`` (if given) sees every position with the
     turn played in it.
     """
-    codec = codec_for("ivy")
+    codec = get_entry("ivy").codec
     session = GameSession(
         IvyGame(),
         codec,

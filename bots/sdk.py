@@ -1,6 +1,12 @@
-"""A small synchronous SDK for Ivy bots: the protocol loop, so a bot is only its policy.
+"""A small synchronous SDK for bots of any registered game: the protocol loop, so a bot
+is only its policy.
 
-A bot subclasses :class:`Bot`, names itself and implements :meth:`Bot.choose`::
+A bot subclasses the base class of its game, names itself and implements ``choose``:
+
+- Ivy: :class:`Bot`, ``choose(position, clock) -> Turn``;
+- Verdant: :class:`VerdantBot`, ``choose(situation, clock) -> steps``.
+
+For example::
 
     from bots.sdk import Bot, Clock, main
     from referee.games.ivy import Position, Turn
@@ -16,15 +22,19 @@ A bot subclasses :class:`Bot`, names itself and implements :meth:`Bot.choose`::
 
 :func:`main` reads ``--seed`` from the command line and calls :func:`run`, which speaks
 the JSON-lines protocol (``docs/protocol.md``) on stdin/stdout: it answers ``new_game``
-with ``ready``, hands every ``turn`` request's position and clock to ``choose``, writes
-the turn back, flushes after every line, and returns on ``quit`` or end of input. The
-optional hooks :meth:`Bot.new_game` and :meth:`Bot.game_over` see each game start and
-end; :meth:`Bot.log` sends a ``log`` line to the referee at any time.
+with ``ready``, hands every ``turn`` request, decoded for the bot's game, and its clock to
+``choose``, writes the decision back, flushes after every line, and returns on ``quit``
+or end of input. The optional hooks ``new_game`` and ``game_over`` see each game start
+and end; :meth:`GameBot.log` sends a ``log`` line to the referee at any time.
 
-Messages are decoded with the protocol package's own types, and positions are the
-engine's :class:`~referee.games.ivy.Position`, so a bot can search with the same rules
-the referee enforces. The arena (:mod:`bots.arena`) drives the same :class:`Bot`
-objects in-process, without any protocol.
+Every bot is a :class:`GameBot`: the policy half (``new_game``, ``choose``,
+``game_over``), written by the bot's author, and the protocol half, written once per game
+here (how a ``new_game`` and a ``turn`` request read in that game, how a decision is
+written). A driver that runs bots in-process hands them protocol messages with
+:meth:`GameBot.start`, :meth:`GameBot.answer` and :meth:`GameBot.finish`, with no I/O.
+Messages are decoded with the protocol package's own types and the game's own codec, and
+bots see the referee's own rules values, so a bot can search with the same rules the
+referee enforces.
 """
 
 from __future__ import annotations
@@ -35,11 +45,10 @@ import random
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, TextIO
+from typing import Any, ClassVar, Generic, TextIO, TypeVar
 
 import msgspec
 
-from protocol.ivy import CODEC, decode_view
 from protocol.messages import (
     REFEREE_TO_BOT,
     ClockInfo,
@@ -54,6 +63,7 @@ from protocol.messages import (
     encode_line,
 )
 from referee.games.ivy import Player, Position, Turn
+from referee.games.ivy.codec import CODEC, decode_view
 from referee.games.ivy.game import DEFAULT_TURN_LIMIT
 
 
@@ -81,6 +91,13 @@ class Clock:
         per_turn = None if per_turn_ms is None else per_turn_ms / 1000
         return cls(remaining_ms / 1000, increment_ms / 1000, per_turn)
 
+    @classmethod
+    def at_start(cls, message: NewGame) -> Clock:
+        """The clock before the first turn of the game ``message`` starts."""
+        control = message.time_control
+        remaining_ms = control.base_ms if control.per_turn_ms is None else control.per_turn_ms
+        return cls.from_ms(remaining_ms, control.increment_ms, control.per_turn_ms)
+
     def budget(
         self,
         *,
@@ -101,8 +118,116 @@ class Clock:
 
 
 @dataclass(frozen=True, slots=True)
+class GameResult:
+    """How a game ended (the ``game_over`` message): ``scores`` and ``places`` are in seat
+    order (``places`` is empty when the referee did not send them)."""
+
+    result: str
+    scores: tuple[float, ...]
+    termination: str
+    reason: str
+    places: tuple[int, ...] = ()
+
+    @classmethod
+    def of(cls, message: GameOver) -> GameResult:
+        """The result a ``game_over`` message announces."""
+        places: tuple[int, ...] = tuple(getattr(message, "places", ()))
+        return cls(message.result, message.scores, message.termination, message.reason, places)
+
+
+InfoT = TypeVar("InfoT")
+SituationT = TypeVar("SituationT")
+DecisionT = TypeVar("DecisionT")
+
+
+class GameBot(abc.ABC, Generic[InfoT, SituationT, DecisionT]):
+    """A bot for one game (``game``, as ``new_game`` names it).
+
+    The bot's author writes the policy: ``choose`` (a decision for the situation it is
+    asked about) and the optional hooks ``new_game`` and ``game_over``. Each game's base
+    class (:class:`Bot`, :class:`VerdantBot`) reads the protocol for it: what a
+    ``new_game`` tells (``InfoT``), what a ``turn`` request asks (``SituationT``) and how
+    a decision (``DecisionT``) is written.
+
+    ``seed`` (from ``--seed``) seeds :attr:`rng`, the bot's only source of chance, so a
+    seeded bot plays the same games again.
+    """
+
+    name: ClassVar[str] = "bot"
+    author: ClassVar[str | None] = None
+    version: ClassVar[str | None] = None
+    game: ClassVar[str]
+    """The game the bot plays, as ``new_game`` names it."""
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self._log_sink: Callable[[str], None] | None = None
+
+    # --- the policy ---------------------------------------------------------------
+
+    def new_game(self, info: InfoT) -> None:
+        """Called when a game starts, before the bot answers ``ready``."""
+
+    @abc.abstractmethod
+    def choose(self, situation: SituationT, clock: Clock) -> DecisionT:
+        """The decision to send in ``situation`` with ``clock`` left."""
+
+    def game_over(self, result: GameResult) -> None:
+        """Called when a game ends (the bot may play another one after it)."""
+
+    def log(self, text: str) -> None:
+        """Send ``text`` to the referee's log (dropped when nothing listens)."""
+        if self._log_sink is not None:
+            self._log_sink(text)
+
+    def attach_log(self, sink: Callable[[str], None] | None) -> None:
+        """Route :meth:`log` to ``sink`` (the SDK loop or an in-process driver sets it)."""
+        self._log_sink = sink
+
+    # --- the protocol, once per game ------------------------------------------------
+
+    @abc.abstractmethod
+    def read_new_game(self, message: NewGame) -> InfoT:
+        """What ``message`` tells a bot of this game."""
+
+    @abc.abstractmethod
+    def read_turn(self, message: TurnRequest) -> SituationT:
+        """What the ``turn`` request ``message`` asks, as the bot's game sees it."""
+
+    @abc.abstractmethod
+    def write_decision(self, decision: DecisionT) -> msgspec.Raw:
+        """``decision`` as a reply's ``actions``."""
+
+    # --- a driver's entry points: messages in, messages out ---------------------------
+
+    def start(self, message: NewGame) -> Ready:
+        """Take the ``new_game`` ``message`` and answer it."""
+        if message.game != self.game:
+            raise WrongGame(f"{self.name} plays {self.game}, not {message.game}")
+        self.new_game(self.read_new_game(message))
+        return Ready(id=message.id, name=self.name, author=self.author, version=self.version)
+
+    def answer(self, message: TurnRequest) -> TurnReply:
+        """The reply to the ``turn`` request ``message``."""
+        decision = self.choose(self.read_turn(message), Clock.from_info(message.clock))
+        return TurnReply(id=message.id, actions=self.write_decision(decision))
+
+    def finish(self, message: GameOver) -> None:
+        """Take the ``game_over`` ``message``."""
+        self.game_over(GameResult.of(message))
+
+
+class WrongGame(Exception):
+    """A ``new_game`` for a game the bot does not play."""
+
+
+# --- Ivy ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
 class GameInfo:
-    """What a bot learns when a game starts (the ``new_game`` message, decoded).
+    """What an Ivy bot learns when a game starts (the ``new_game`` message, decoded).
 
     ``player`` is the bot's colour, ``players`` the names of both seats in seat order,
     ``start`` the position the game starts from and ``clock`` the bot's clock before
@@ -116,56 +241,42 @@ class GameInfo:
     clock: Clock | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class GameResult:
-    """How a game ended (the ``game_over`` message): ``scores`` are in seat order."""
+class Bot(GameBot[GameInfo, Position, Turn]):
+    """An Ivy bot: picks a turn for a position. Subclasses set ``name`` and ``choose``."""
 
-    result: str
-    scores: tuple[float, ...]
-    termination: str
-    reason: str
-
-
-class Bot(abc.ABC):
-    """A bot's policy: pick a turn for a position. Subclasses set ``name`` and ``choose``.
-
-    ``seed`` (from ``--seed``) seeds :attr:`rng`, the bot's only source of chance, so a
-    seeded bot plays the same games again.
-    """
-
-    name: ClassVar[str] = "bot"
-    author: ClassVar[str | None] = None
-    version: ClassVar[str | None] = None
-
-    def __init__(self, seed: int | None = None) -> None:
-        self.seed = seed
-        self.rng = random.Random(seed)
-        self._log_sink: Callable[[str], None] | None = None
-
-    def new_game(self, info: GameInfo) -> None:  # noqa: B027 - an optional hook
-        """Called when a game starts, before the bot answers ``ready``."""
+    game: ClassVar[str] = "ivy"
 
     @abc.abstractmethod
     def choose(self, position: Position, clock: Clock) -> Turn:
         """The turn to play in ``position`` (the bot is to move) with ``clock`` left."""
 
-    def game_over(self, result: GameResult) -> None:  # noqa: B027 - an optional hook
-        """Called when a game ends (the bot may play another one after it)."""
+    def read_new_game(self, message: NewGame) -> GameInfo:
+        """The :class:`GameInfo` of a ``new_game`` message."""
+        turn_limit = message.settings.get("turn_limit", DEFAULT_TURN_LIMIT)
+        return GameInfo(
+            player=Player(message.seat),
+            players=message.players,
+            start=Position.from_string(message.position),
+            turn_limit=turn_limit if isinstance(turn_limit, int) else DEFAULT_TURN_LIMIT,
+            clock=Clock.at_start(message),
+        )
 
-    def log(self, text: str) -> None:
-        """Send ``text`` to the referee's log (dropped when nothing listens)."""
-        if self._log_sink is not None:
-            self._log_sink(text)
+    def read_turn(self, message: TurnRequest) -> Position:
+        """The position to play (the view's §6 string)."""
+        return Position.from_string(decode_view(message.view).position)
 
-    def attach_log(self, sink: Callable[[str], None] | None) -> None:
-        """Route :meth:`log` to ``sink`` (the SDK loop or the arena sets it)."""
-        self._log_sink = sink
+    def write_decision(self, decision: Turn) -> msgspec.Raw:
+        """The turn's actions."""
+        return CODEC.actions_raw(decision)
+
+
+# --- the protocol loop ------------------------------------------------------------------
 
 
 class _Session:
     """One conversation with the referee over a pair of text streams."""
 
-    def __init__(self, bot: Bot, reader: TextIO, writer: TextIO) -> None:
+    def __init__(self, bot: GameBot[Any, Any, Any], reader: TextIO, writer: TextIO) -> None:
         self.bot = bot
         self.reader = reader
         self.writer = writer
@@ -177,12 +288,16 @@ class _Session:
         self.writer.flush()
 
     def serve(self) -> None:
-        """Answer requests until ``quit`` or the end of input."""
+        """Answer requests until ``quit``, the end of input, or a game the bot cannot play."""
         self.bot.attach_log(lambda text: self.send(Log(message=text)))
         try:
             for line in self.reader:
                 if line.strip() and not self.handle(line):
                     return
+        except WrongGame as error:
+            # No protocol message refuses a game: saying why and leaving is the clearest
+            # answer (the referee reports the bot's start as failed, with this line).
+            print(f"{self.bot.name}: {error}", file=sys.stderr)
         finally:
             self.bot.attach_log(None)
 
@@ -194,19 +309,11 @@ class _Session:
             print(f"{self.bot.name}: ignored a line I cannot read: {error}", file=sys.stderr)
             return True
         if isinstance(message, TurnRequest):
-            view = decode_view(message.view)
-            turn = self.bot.choose(
-                Position.from_string(view.position), Clock.from_info(message.clock)
-            )
-            self.send(TurnReply(id=message.id, actions=CODEC.actions_raw(turn)))
+            self.send(self.bot.answer(message))
         elif isinstance(message, NewGame):
-            self.bot.new_game(_game_info(message))
-            bot = self.bot
-            self.send(Ready(id=message.id, name=bot.name, author=bot.author, version=bot.version))
+            self.send(self.bot.start(message))
         elif isinstance(message, GameOver):
-            self.bot.game_over(
-                GameResult(message.result, message.scores, message.termination, message.reason)
-            )
+            self.bot.finish(message)
         elif isinstance(message, ErrorMessage):
             complaint = f"{message.code}: {message.message}"
             print(f"{self.bot.name}: referee says {complaint}", file=sys.stderr)
@@ -215,22 +322,9 @@ class _Session:
         return True
 
 
-def _game_info(message: NewGame) -> GameInfo:
-    """The :class:`GameInfo` of a ``new_game`` message."""
-    control = message.time_control
-    remaining_ms = control.base_ms if control.per_turn_ms is None else control.per_turn_ms
-    clock = Clock.from_ms(remaining_ms, control.increment_ms, control.per_turn_ms)
-    turn_limit = message.settings.get("turn_limit", DEFAULT_TURN_LIMIT)
-    return GameInfo(
-        player=Player(message.seat),
-        players=message.players,
-        start=Position.from_string(message.position),
-        turn_limit=turn_limit if isinstance(turn_limit, int) else DEFAULT_TURN_LIMIT,
-        clock=clock,
-    )
-
-
-def run(bot: Bot, stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
+def run(
+    bot: GameBot[Any, Any, Any], stdin: TextIO | None = None, stdout: TextIO | None = None
+) -> None:
     """Play games for ``bot`` over the protocol until ``quit`` or end of input.
 
     Reads ``stdin`` and writes ``stdout`` (the process's own, in UTF-8, by default);
@@ -245,9 +339,11 @@ def run(bot: Bot, stdin: TextIO | None = None, stdout: TextIO | None = None) -> 
     _Session(bot, stdin, stdout).serve()
 
 
-def main(make_bot: Callable[[int | None], Bot], argv: Sequence[str] | None = None) -> None:
+def main(
+    make_bot: Callable[[int | None], GameBot[Any, Any, Any]], argv: Sequence[str] | None = None
+) -> None:
     """Command-line entry of a bot module: parse ``--seed``, build the bot, :func:`run` it."""
-    parser = argparse.ArgumentParser(description="An Ivy bot speaking the referee's protocol.")
+    parser = argparse.ArgumentParser(description="A bot speaking the referee's protocol.")
     parser.add_argument("--seed", type=int, default=None, help="seed of the bot's randomness")
     args = parser.parse_args(argv)
     run(make_bot(args.seed))

@@ -4,14 +4,13 @@
   one decoder per direction, :class:`ProtocolViolation`, :class:`GameCodec`.
 - :mod:`protocol.connection` — :class:`BotConnection`, the referee's side of one
   bot's conversation as a sans-I/O state machine.
-- :mod:`protocol.ivy` — how Ivy's views and turns are written in messages.
 
+Each game's own codec (how its views and decisions are written in messages) lives
+beside its rules, in ``referee/games/<game>/codec.py``; ``protocol/`` imports no game.
 ``docs/protocol.md`` is the same protocol as a bot author reads it.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from protocol.connection import (
     END_OF_STREAM,
@@ -46,20 +45,6 @@ from protocol.messages import (
     TurnRequest,
     encode_line,
 )
-from referee.errors import SettingsError
-
-
-def codec_for(game: str) -> GameCodec[Any, Any]:
-    """The codec of the game registered under ``game`` (case-insensitive)."""
-    from protocol import ivy
-
-    codecs: dict[str, GameCodec[Any, Any]] = {"ivy": ivy.CODEC}
-    try:
-        return codecs[game.lower()]
-    except KeyError:
-        known = ", ".join(sorted(codecs))
-        raise SettingsError(f"no protocol codec for game {game!r} (known: {known})") from None
-
 
 __all__ = [
     "BOT_TO_REFEREE",
@@ -90,6 +75,5 @@ __all__ = [
     "TimeControlInfo",
     "TurnReply",
     "TurnRequest",
-    "codec_for",
     "encode_line",
 ]

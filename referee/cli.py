@@ -29,12 +29,12 @@ from referee import __version__
 from referee.clock import TimeControl
 from referee.errors import RecordError, RefereeError
 from referee.games.ivy.position import Position
+from referee.games.ivy.render import render
 from referee.match import BotPlayer, GameResult, MatchConfig, MatchScore, run_match, unique_names
 from referee.pgn import iter_pgn_file, read_game
 from referee.play import play_against
 from referee.preflight import preflight
 from referee.process import BotCommand
-from referee.render import render
 from referee.replay import GameCheck, check_games
 from referee.replay import replay as replay_record
 from referee.sandbox import (

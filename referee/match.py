@@ -34,7 +34,6 @@ from typing import Any
 
 import trio
 
-from protocol import codec_for
 from protocol.connection import END_OF_STREAM, NEED_DATA, BotConnection, Phase
 from protocol.messages import (
     DEFAULT_MAX_LINE_BYTES,
@@ -49,7 +48,7 @@ from protocol.messages import (
 )
 from referee.clock import TimeControl
 from referee.errors import BotCrashed, BotFault, BotTimeout
-from referee.games import get_game
+from referee.games import get_entry, get_game
 from referee.games.base import GameSettings
 from referee.pgn import GameRecord, append_game
 from referee.process import BotCommand, BotProcess, open_bot
@@ -448,7 +447,7 @@ async def play_game(
     game = get_game(config.game)
     session = GameSession(
         game,
-        codec_for(config.game),
+        get_entry(config.game).codec,
         GameSettings(players=len(players), seed=seed, start=start, options=config.options),
         players=[p.name for p in players],
         control=config.control,

@@ -2,9 +2,19 @@
 
 The format is PGN's (see ``docs/ivy.md`` §8 and ``docs/records.md``) so that rating
 tools and game filters read our records unchanged. This module knows nothing about
-any game's rules: a turn is kept as its token text, and the game module checks it on
-replay (:mod:`referee.replay`). It assumes a two-player game whose first seat plays
-the odd turn numbers (Ivy: Green), so that PGN move numbers line up.
+any game's rules: a decision is kept as its token text, and the game module checks it
+on replay (:mod:`referee.replay`). Two kinds of movetext are written and read:
+
+- a game whose seats simply alternate (``Game.alternating``: Ivy) is chess-like: the
+  first seat plays the odd turn numbers, numbered ``1.``, ``2.`` as PGN numbers moves;
+- any other game names the actor of every decision (``s1:token`` for the first seat,
+  ``c:token`` for chance, :func:`actor_word`), with the game's turn number ``N.``
+  before the first decision of each turn.
+
+The ``Result`` of a game of any number of seats is made in one place
+(:func:`result_token`) and read back by :func:`result_places`; the tags naming the
+seats' players and their scores likewise (:func:`seat_tags`, :func:`seat_players`,
+:func:`outcome_tags`, :func:`option_tag`).
 
 - :class:`GameRecord` / :class:`RecordedTurn` hold one game. They clean what they are
   given (:func:`clean_tag_value`, :func:`clean_comment`), so text from a bot can never
@@ -32,11 +42,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NoReturn
 
 from referee.errors import RecordError
+from referee.games.base import CHANCE, Breakdown
 from referee.untrusted import MAX_TEXT_LENGTH, clip, printable
 
 SEVEN_TAG_ROSTER: tuple[str, ...] = ("Event", "Site", "Date", "Round", "White", "Black", "Result")
@@ -54,7 +65,15 @@ ROSTER_DEFAULTS: Mapping[str, str] = {
 """PGN's values for roster tags that are unknown."""
 
 RESULTS: tuple[str, ...] = ("1-0", "0-1", "1/2-1/2", "*")
-"""The game termination markers: first seat won, second seat won, draw, unfinished."""
+"""Chess PGN's game termination markers: first seat won, second seat won, draw,
+unfinished. Games of one seat or of three to five seats have other results
+(:func:`result_token`)."""
+
+MAX_SEATS = 5
+"""The most seats a record's ``Result`` can give places to."""
+
+MAX_SYMBOL_LENGTH = 255
+"""PGN's limit on the length of a symbol (a decision's word, its actor included)."""
 
 MAX_LINE_LENGTH = 79
 """Movetext lines are wrapped to stay under 80 characters."""
@@ -76,6 +95,10 @@ _TAG_SAFE = str.maketrans({'"': "'", "\\": "/"})
 
 _TAG_NAME = re.compile(r"[A-Za-z0-9_]+")
 _SYMBOL = re.compile(r"[A-Za-z][A-Za-z0-9_+#=:\-]*|--")
+"""A chess-like decision: a PGN symbol (letters, digits, ``_+#=:-``) or the null move."""
+_DECISION = re.compile(r"[A-Za-z0-9][A-Za-z0-9_+#=:\-,/@.]*")
+"""A decision that names its actor, after ``s1:``/``c:``: it may also hold ``,/@.``,
+none of which ends a word, opens a comment or a variation, or starts a result."""
 
 
 class PgnError(RecordError):
@@ -202,6 +225,187 @@ def _duration_ms(hours: str | None, minutes: str | None, seconds: str, fraction:
     return ms
 
 
+# --- results, seats and scores ----------------------------------------------------
+
+
+def result_token(places: Sequence[int], scores: Sequence[float]) -> str:
+    """The ``Result`` of a finished game with these places and scores (seat order).
+
+    Two seats: ``1-0``, ``0-1`` or ``1/2-1/2`` from the places (seat 0 is White), as
+    chess PGN has it; one seat (solo): the score, a whole number (``47``); three to
+    five seats: the places joined by ``-`` (``2-1-3``; a tie shares a place:
+    ``1-1-3``), as four-player chess PGNs give one number per player.
+    """
+    if len(places) != len(scores) or not places:
+        raise ValueError("one place and one score per seat")
+    if len(places) == 1:
+        return str(int(scores[0]))
+    if len(places) == 2:
+        first, second = places
+        return "1-0" if first < second else "0-1" if second < first else "1/2-1/2"
+    return "-".join(str(place) for place in places)
+
+
+_TWO_SEAT_PLACES: Mapping[str, tuple[int, ...]] = {
+    "1-0": (1, 2),
+    "0-1": (2, 1),
+    "1/2-1/2": (1, 1),
+}
+_SOLO_RESULT = re.compile(r"[0-9]{1,9}")
+_PLACES_RESULT = re.compile(rf"[1-{MAX_SEATS}](?:-[1-{MAX_SEATS}]){{2,{MAX_SEATS - 1}}}")
+
+
+def is_ranking(places: Sequence[int]) -> bool:
+    """Whether ``places`` are places as games give them: 1 is best, tied seats share a
+    place and the places after a tie are skipped (``1-1-3``, never ``1-1-2``)."""
+    return bool(places) and all(
+        place == 1 + sum(other < place for other in places) for place in places
+    )
+
+
+def _places_of(result: str) -> tuple[int, ...] | None:
+    """The places a ``Result`` gives, ``None`` for ``*``; :class:`RecordError` when it is
+    none of the forms :func:`result_token` makes."""
+    if result == "*":
+        return None
+    if result in _TWO_SEAT_PLACES:
+        return _TWO_SEAT_PLACES[result]
+    if _SOLO_RESULT.fullmatch(result):
+        return (1,)
+    if _PLACES_RESULT.fullmatch(result):
+        places = tuple(int(place) for place in result.split("-"))
+        if is_ranking(places):
+            return places
+        raise RecordError(f"result {result!r} does not give places (1 best, ties share)")
+    raise RecordError(
+        f"result {clip(result, 40)!r} is not a result: 1-0, 0-1, 1/2-1/2, *, a solo game's"
+        " score (47), or the places of 3 to 5 seats (2-1-3)"
+    )
+
+
+def result_places(result: str, seats: int) -> tuple[int, ...] | None:
+    """The places, in seat order, that the ``Result`` ``result`` gives a game of ``seats``
+    seats (``1-0`` → ``(1, 2)``, ``1/2-1/2`` → ``(1, 1)``, ``2-1-3`` → ``(2, 1, 3)``, a
+    solo game's score → ``(1,)``); ``None`` for ``*`` and for what is not a result of
+    that many seats."""
+    try:
+        places = _places_of(result)
+    except RecordError:
+        return None
+    return places if places is not None and len(places) == seats else None
+
+
+def seat_tags(seat_names: Sequence[str] | None, players: Sequence[str]) -> dict[str, str]:
+    """The tags naming each seat's player, in seat order.
+
+    A game's own seat names when it has them (Ivy: ``Green``, ``Purple``), else
+    ``Seat1`` … ``SeatN``; and for two seats ``White`` and ``Black`` too, which rating
+    tools read.
+    """
+    names = seat_names or tuple(f"Seat{seat + 1}" for seat in range(len(players)))
+    if len(names) != len(players):
+        raise ValueError(f"{len(players)} players for {len(names)} seats")
+    tags = dict(zip(("White", "Black"), players, strict=False)) if len(players) == 2 else {}
+    tags.update(zip(names, players, strict=True))
+    return tags
+
+
+def record_seats(tags: Mapping[str, str]) -> int | None:
+    """How many seats a record's tags name (``Seat1``, ``Seat2``, … in a row), or ``None``
+    when they name none that way (a game with seat names of its own, or chess)."""
+    seats = 0
+    while f"Seat{seats + 1}" in tags:
+        seats += 1
+    return seats or None
+
+
+def seat_players(tags: Mapping[str, str]) -> tuple[str, ...]:
+    """The players of a record in seat order: its ``Seat1`` … ``SeatN`` tags when it has
+    them, else its ``White`` and ``Black`` (``?`` where a tag is missing)."""
+    seats = record_seats(tags)
+    if seats is None:
+        return (tags.get("White", "?"), tags.get("Black", "?"))
+    return tuple(tags[f"Seat{seat}"] for seat in range(1, seats + 1))
+
+
+def score_text(score: float) -> str:
+    """A score as records write it: a whole number without a fraction (``47``, ``0.5``)."""
+    return str(int(score)) if float(score).is_integer() else f"{score:g}"
+
+
+def score_words(breakdown: Breakdown, score: float) -> str:
+    """One seat's score by category, then its total: ``plants=20 pots=8 total=28``."""
+    return " ".join([*(f"{name}={value}" for name, value in breakdown), f"total={score_text(score)}"])
+
+
+def outcome_tags(
+    places: Sequence[int], scores: Sequence[float], breakdown: Sequence[Breakdown]
+) -> dict[str, str]:
+    """The tags recording how a game scored by categories ended (none for other games).
+
+    ``Places`` and ``Scores`` in seat order joined by ``-`` (``1-2-3``, ``47-38-30``) and
+    each seat's ``SeatNScore``, its :func:`score_words`.
+    """
+    if not breakdown:
+        return {}
+    tags = {
+        "Places": "-".join(str(place) for place in places),
+        "Scores": "-".join(score_text(score) for score in scores),
+    }
+    for seat, (parts, score) in enumerate(zip(breakdown, scores, strict=True)):
+        tags[f"Seat{seat + 1}Score"] = score_words(parts, score)
+    return tags
+
+
+RESERVED_TAGS: frozenset[str] = frozenset(
+    {
+        *SEVEN_TAG_ROSTER,
+        "Game",
+        "Variant",
+        "Seed",
+        "Places",
+        "Scores",
+        "TimeControl",
+        "Termination",
+        "PlyCount",
+        "SetUp",
+        "FEN",
+        "Position",
+        "GameNumber",
+    }
+)
+"""Tags every game's records use for one meaning; no game option is recorded in them."""
+
+
+def option_tag(game: str, key: str) -> str:
+    """The tag recording the game option ``key``: its name in CamelCase
+    (``turn_limit`` → ``TurnLimit``), after the game's name when that is a
+    :data:`RESERVED_TAGS` one (Verdant's ``variant`` → ``VerdantVariant``)."""
+    name = "".join(part.capitalize() for part in key.split("_"))
+    return game.capitalize() + name if name in RESERVED_TAGS else name
+
+
+# --- actors --------------------------------------------------------------------------
+
+
+def actor_word(actor: int, token: str) -> str:
+    """A decision as a record word that names who made it: ``s1:token`` for seat 0,
+    ``c:token`` for chance (records of games whose decisions do not simply alternate)."""
+    return f"c:{token}" if actor == CHANCE else f"s{actor + 1}:{token}"
+
+
+_ACTOR_WORD = re.compile(r"(?:c|s([1-9][0-9]?)):(.+)", re.DOTALL)
+
+
+def split_actor_word(word: str) -> tuple[int, str]:
+    """Inverse of :func:`actor_word`: the actor (a seat, or ``CHANCE``) and the token."""
+    found = _ACTOR_WORD.fullmatch(word)
+    if found is None:
+        raise RecordError(f"{clip(word, 40)!r} does not name its actor (s1:…, c:…)")
+    seat, token = found.groups()
+    return (CHANCE if seat is None else int(seat) - 1), token
+
+
 # --- the record ------------------------------------------------------------------
 
 
@@ -217,6 +421,11 @@ class RecordedTurn:
     token: str
     comment: str | None = None
     clock: ClockAnnotation | None = None
+    actor: int | None = None
+    """Who made the decision (a seat, or ``CHANCE``), in records of games whose
+    decisions do not simply alternate (``Game.alternating`` false); else ``None``."""
+    turn: int | None = None
+    """The game's turn number of the decision, with :attr:`actor`."""
 
     def __post_init__(self) -> None:
         if not _SYMBOL.fullmatch(self.token):

@@ -15,15 +15,14 @@ from pathlib import Path
 
 import trio
 
-from protocol import codec_for
 from protocol.messages import ErrorMessage, TurnReply
 from referee.errors import BotFault, RuleError
-from referee.games import get_game
+from referee.games import get_entry, get_game
 from referee.games.base import GameSettings
+from referee.games.ivy.render import render
 from referee.match import BotPlayer, MatchConfig
 from referee.pgn import GameRecord, append_game
 from referee.process import BotCommand
-from referee.render import render
 from referee.session import GameSession
 from referee.untrusted import for_terminal
 
@@ -70,7 +69,7 @@ async def play_against(
     game = get_game(config.game)
     if game.name != "ivy":
         raise RuleError(f"the terminal board can only draw Ivy, not {game.name}")
-    codec = codec_for(game.name)
+    codec = get_entry(game.name).codec
     names = [command.display_name] * 2
     names[human_seat] = human_name if human_name != command.display_name else f"{human_name}-1"
     session = GameSession(

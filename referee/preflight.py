@@ -17,9 +17,8 @@ from collections.abc import Callable, Sequence
 
 import trio
 
-from protocol import codec_for
 from referee.errors import BotFault, RefereeError
-from referee.games import get_game
+from referee.games import get_entry, get_game
 from referee.games.base import GameSettings
 from referee.match import BotPlayer, MatchConfig
 from referee.session import GameSession
@@ -85,7 +84,7 @@ async def _check(
             link = await player.link()
             session = GameSession(
                 get_game(config.game),
-                codec_for(config.game),
+                get_entry(config.game).codec,
                 GameSettings(players=2, start=start, options=config.options),
                 players=(name, opponent),
                 control=config.control,

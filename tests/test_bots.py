@@ -23,7 +23,6 @@ from bots.climber import ClimberBot
 from bots.greedy import GreedyBot, candidate_turns, cut_sets, flood, spread
 from bots.random import RandomBot
 from bots.sdk import Bot, Clock, GameInfo, GameResult, run
-from protocol.ivy import CODEC, decode_actions
 from protocol.messages import (
     ClockInfo,
     GameOver,
@@ -35,6 +34,7 @@ from protocol.messages import (
 )
 from referee.clock import TimeControl
 from referee.games.ivy import NEIGHBOURS, ROOTS, TOP, Player, Position, Turn, iter_cells
+from referee.games.ivy.codec import CODEC, decode_actions
 from referee.replay import verify
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -5,10 +5,9 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from protocol import codec_for
 from protocol.messages import TurnReply
 from referee.clock import Clock, TimeControl
-from referee.games import get_game
+from referee.games import get_entry, get_game
 from referee.games.base import GameSettings
 from referee.session import GameSession
 
@@ -29,7 +28,7 @@ def test_a_flag_leaves_the_bank_as_it_was_when_the_turn_began() -> None:
 def test_the_timeout_reason_says_what_the_bot_had(tc: str, left: str) -> None:
     session = GameSession(
         get_game("ivy"),
-        codec_for("ivy"),
+        get_entry("ivy").codec,
         GameSettings(players=2, options={"turn_limit": 200}),
         players=("alice", "bob"),
         control=TimeControl.parse(tc),

@@ -33,12 +33,11 @@ import pytest
 from click.testing import CliRunner
 from fakebots import FAKEBOTS
 
-from protocol import codec_for
 from protocol.messages import TurnReply
 from referee.cli import main
 from referee.clock import TimeControl
 from referee.errors import BotCrashed, BotProtocolError
-from referee.games import get_game
+from referee.games import get_entry, get_game
 from referee.games.base import GameSettings
 from referee.pgn import ClockAnnotation, GameRecord, RecordedTurn, append_game, read_pgn_file
 from referee.session import GameSession
@@ -86,7 +85,7 @@ def session_records() -> list[GameRecord]:
         start = PURPLE_TO_MOVE if number else None
         session = GameSession(
             get_game("ivy"),
-            codec_for("ivy"),
+            get_entry("ivy").codec,
             GameSettings(players=2, start=start, options={"turn_limit": 200}),
             players=(NAMES[number], NAMES[number + 1]),
             control=TimeControl.parse("10+0.1"),

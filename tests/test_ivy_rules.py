@@ -579,7 +579,7 @@ def test_the_turn_limit_counts_turns_by_number() -> None:
     [
         (GameSettings(players=3), "Ivy is played by 2 players, not 3"),
         (GameSettings(players=2, options={"turn_limit": 0}), "turn_limit must be"),
-        (GameSettings(players=2, options={"turn_limit": "200"}), "turn_limit must be"),
+        (GameSettings(players=2, options={"turn_limit": "200 turns"}), "turn_limit must be"),
         (GameSettings(players=2, options={"turn_limit": True}), "turn_limit must be"),
         (GameSettings(players=2, options={"turn_limit": 2.5}), "turn_limit must be"),
         (GameSettings(players=2, options={"limit": 5}), "unknown Ivy option 'limit'"),
@@ -593,3 +593,9 @@ def test_bad_settings_are_refused(settings: GameSettings, message: str) -> None:
 def test_a_bad_start_position_is_refused() -> None:
     with pytest.raises(PositionError):
         IvyGame().start(GameSettings(players=2, start="nonsense"))
+
+
+def test_options_may_arrive_as_text() -> None:
+    # --option turn_limit=50 gives text; a TOML [options] table gives an integer.
+    assert IvyGame().check_options({"turn_limit": "50"}) == {"turn_limit": 50}
+    assert IvyGame().check_options({}) == {"turn_limit": 200}

@@ -38,15 +38,15 @@ from protocol import (
     TimeControlInfo,
     TurnReply,
     TurnRequest,
-    codec_for,
     encode_line,
 )
-from protocol.ivy import Choke, Creep, DeadwoodCell, IvyView, Leaf, VineCell, decode_view
 from referee.errors import BotProtocolError, SettingsError
+from referee.games import get_entry
+from referee.games.ivy.codec import Choke, Creep, DeadwoodCell, IvyView, Leaf, VineCell, decode_view
 from referee.games.ivy.position import Position
 from referee.games.ivy.turns import Turn
 
-IVY = codec_for("ivy")
+IVY = get_entry("ivy").codec
 
 # The position after the eight turns of the spec's §8 example.
 MID_GAME = (
@@ -830,7 +830,7 @@ def test_a_violations_message_is_bounded_and_keeps_its_path() -> None:
 
 
 def test_codec_registry() -> None:
-    assert codec_for("Ivy") is IVY
+    assert get_entry("Ivy").codec is IVY
     assert IVY.game == "ivy"
-    with pytest.raises(SettingsError, match="no protocol codec for game 'chess' \\(known: ivy\\)"):
-        codec_for("chess")
+    with pytest.raises(SettingsError, match=r"unknown game 'chess' \(known: ivy, verdant\)"):
+        get_entry("chess")

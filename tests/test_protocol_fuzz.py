@@ -33,16 +33,16 @@ from protocol import (
     Ready,
     TimeControlInfo,
     TurnReply,
-    codec_for,
 )
 from referee.cli import main
 from referee.clock import TimeControl
+from referee.games import get_entry
 from referee.match import BotPlayer, GameResult, MatchConfig, play_game
 from referee.pgn import read_pgn_file
 from referee.process import BotCommand
 from referee.replay import verify
 
-IVY = codec_for("ivy")
+IVY = get_entry("ivy").codec
 MIB = DEFAULT_MAX_LINE_BYTES
 
 

@@ -261,16 +261,15 @@ def _lost_on_time(turns_before: int) -> GameRecord:
     """A real record from the referee's session: the bot to move overruns its clock."""
     import msgspec
 
-    from protocol import codec_for
     from protocol.messages import TurnReply
     from referee.clock import TimeControl
-    from referee.games import get_game
+    from referee.games import get_entry, get_game
     from referee.games.base import GameSettings
     from referee.session import GameSession
 
     session = GameSession(
         get_game("ivy"),
-        codec_for("ivy"),
+        get_entry("ivy").codec,
         GameSettings(players=2, options={"turn_limit": 200}),
         players=("alice", "bob"),
         control=TimeControl.parse("1+0.1"),

@@ -5,11 +5,10 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from protocol import codec_for
 from protocol.messages import TurnReply
 from referee.clock import Clock, TimeControl
 from referee.errors import BotCrashed, BotTimeout, SettingsError
-from referee.games import get_game
+from referee.games import get_entry, get_game
 from referee.games.base import GameSettings
 from referee.pgn import ClockAnnotation
 from referee.replay import verify
@@ -19,7 +18,7 @@ from referee.session import GameSession
 def make_session(*, turn_limit: int = 200, tc: str = "10+0.1", start: str | None = None):
     return GameSession(
         get_game("ivy"),
-        codec_for("ivy"),
+        get_entry("ivy").codec,
         GameSettings(players=2, start=start, options={"turn_limit": turn_limit}),
         players=("alice", "bob"),
         control=TimeControl.parse(tc),

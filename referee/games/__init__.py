@@ -1,26 +1,81 @@
-"""Game rules modules, each behind the :class:`~referee.games.base.Game` interface.
+"""The games the referee knows: one :class:`GameEntry` per game, registered once.
 
-Nothing in this package imports trio or anything else from the project outside
-``referee.errors``: rules are pure functions of state, shared by the referee, the
-bots and the tests.
+An entry puts together what the generic layers need from a game: its rules (behind
+the :class:`~referee.games.base.Game` interface), its wire codec (how its views and
+decisions travel in protocol messages) and its terminal renderer. Adding a game is
+one folder under ``referee/games/`` that defines ``ENTRY`` and one line in
+:data:`_ENTRIES`.
+
+Nothing in this package imports trio or the runner: rules are pure functions of
+state, shared by the referee, the bots and the tests.
 """
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
 from referee.errors import SettingsError
-from referee.games.base import Game, GameSettings, Outcome
+from referee.games.base import CHANCE, Breakdown, Game, GameSettings, Outcome
 
 
-def get_game(name: str) -> Game:
-    """The game module registered under ``name`` (case-insensitive)."""
-    from referee.games.ivy.game import IvyGame
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GameEntry:
+    """Everything the generic layers need from one game.
 
-    games: dict[str, Game] = {"ivy": IvyGame()}
+    ``render(view, color)`` draws a seat's view (what ``rules.view`` returns) for
+    the terminal, with ANSI colours only when ``color``; ``render_public(state,
+    color)`` draws what every seat may see, for spectators and ``referee show``.
+    ``person_help`` tells a person at the terminal how to type a decision (in
+    ``rules.parse_decision``'s notation).
+    """
+
+    rules: Game[Any, Any]
+    codec: Any  # protocol.messages.GameCodec: typed loosely to keep protocol/ out of here
+    render: Callable[[Any, bool], str]
+    render_public: Callable[[Any, bool], str]
+    person_help: str
+
+
+_ENTRIES: dict[str, str] = {
+    "ivy": "referee.games.ivy",
+    "verdant": "referee.games.verdant",
+}
+"""Each game's name and the module that defines its ``ENTRY``."""
+
+
+def game_names() -> tuple[str, ...]:
+    """The names of the registered games, sorted."""
+    return tuple(sorted(_ENTRIES))
+
+
+def get_entry(name: str) -> GameEntry:
+    """The entry of the game registered under ``name`` (case-insensitive)."""
     try:
-        return games[name.lower()]
+        module = _ENTRIES[name.lower()]
     except KeyError:
-        known = ", ".join(sorted(games))
+        known = ", ".join(game_names())
         raise SettingsError(f"unknown game {name!r} (known: {known})") from None
+    entry = importlib.import_module(module).ENTRY
+    assert isinstance(entry, GameEntry)
+    return entry
 
 
-__all__ = ["Game", "GameSettings", "Outcome", "get_game"]
+def get_game(name: str) -> Game[Any, Any]:
+    """The rules of the game registered under ``name`` (case-insensitive)."""
+    return get_entry(name).rules
+
+
+__all__ = [
+    "CHANCE",
+    "Breakdown",
+    "Game",
+    "GameEntry",
+    "GameSettings",
+    "Outcome",
+    "game_names",
+    "get_entry",
+    "get_game",
+]

@@ -8,9 +8,9 @@ Feed of turn L+1 could declare a win.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from referee.errors import IllegalDecision, SettingsError
 from referee.games.base import GameSettings, Outcome
@@ -40,19 +40,27 @@ class IvyGame:
     seat_names: ClassVar[tuple[str, ...] | None] = ("Green", "Purple")
     min_players: ClassVar[int] = 2
     max_players: ClassVar[int] = 2
+    alternating: ClassVar[bool] = True
+
+    def check_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """Ivy's one option, ``turn_limit`` (spec C5), as a whole number (text accepted)."""
+        unknown = sorted(set(options) - {"turn_limit"})
+        if unknown:
+            raise SettingsError(f"unknown Ivy option {unknown[0]!r} (known: turn_limit)")
+        limit = options.get("turn_limit", DEFAULT_TURN_LIMIT)
+        if isinstance(limit, str) and limit.strip().isdigit():
+            limit = int(limit)
+        if type(limit) is not int or not 1 <= limit <= MAX_TURN_LIMIT:
+            raise SettingsError(
+                f"turn_limit must be a whole number from 1 to {MAX_TURN_LIMIT}, got {limit!r}"
+            )
+        return {"turn_limit": limit}
 
     def start(self, settings: GameSettings) -> IvyState:
         """The state for ``settings``: the start (or given) position and the turn limit."""
         if settings.players != 2:
             raise SettingsError(f"Ivy is played by 2 players, not {settings.players}")
-        unknown = sorted(set(settings.options) - {"turn_limit"})
-        if unknown:
-            raise SettingsError(f"unknown Ivy option {unknown[0]!r} (known: turn_limit)")
-        limit = settings.options.get("turn_limit", DEFAULT_TURN_LIMIT)
-        if type(limit) is not int or not 1 <= limit <= MAX_TURN_LIMIT:
-            raise SettingsError(
-                f"turn_limit must be a whole number from 1 to {MAX_TURN_LIMIT}, got {limit!r}"
-            )
+        limit = self.check_options(settings.options)["turn_limit"]
         if settings.start is None:
             position = Position.START
         else:
@@ -65,9 +73,17 @@ class IvyGame:
             return None
         return int(state.position.to_move)
 
+    def chance_outcomes(self, state: IvyState) -> Sequence[Turn]:
+        """Ivy has no chance: never asked."""
+        raise IllegalDecision("Ivy has no chance events")
+
     def view(self, state: IvyState, seat: int) -> Position:
         """The position: Ivy hides nothing."""
         return state.position
+
+    def observe(self, state: IvyState, actor: int, decision: Turn, observer: int) -> Turn:
+        """Every turn in full: Ivy hides nothing."""
+        return decision
 
     def apply(self, state: IvyState, seat: int, decision: Turn) -> IvyState:
         """The state after ``seat`` plays the turn ``decision``; raises ``IllegalDecision``."""

@@ -179,4 +179,4 @@ CODEC: GameCodec[Position, Turn] = GameCodec(
     encode_actions=encode_actions,
     decode_actions=decode_actions,
 )
-"""Ivy's entry in ``protocol.codec_for``."""
+"""Ivy's wire codec, in its :data:`~referee.games.ivy.ENTRY`."""
