@@ -4,10 +4,12 @@ It runs the same round-robin of four bundled bots — random, greedy, climber an
 the Node.js ivy_bot.js (a second, differently seeded random bot when ``node`` is
 missing) — at a fast time control, once with one game at a time and once with
 two, each in a fresh output directory, and prints games per minute for each and
-their ratio. Every game is real: bot processes, clocks, the results database and
-the PGN file, as in ``referee tournament``. Time forfeits are counted too: at a
-concurrency higher than the machine's cores bots start losing on time, and the
-games per minute stop meaning anything. Game lengths vary a lot (climber uses
+their ratio. ``--game verdant`` plays four bundled Verdant bots (two random, two
+greedy) at tables of ``--players-per-table`` (default 4) instead. Every game is
+real: bot processes, clocks, the results database and the PGN file, as in
+``referee tournament``. Time forfeits are counted too: at a concurrency higher
+than the machine's cores bots start losing on time, and the games per minute
+stop meaning anything. Game lengths vary a lot (climber uses
 its clock, random loses fast), so with few games the last long one runs alone
 for a while and the speed-up at concurrency 2 looks smaller than it is.
 """
@@ -34,13 +36,21 @@ from tournaments.runner import DATABASE, run_tournament  # noqa: E402
 from tournaments.store import ResultStore  # noqa: E402
 
 
-def players() -> list[Entrant]:
-    """The four bundled bots, started from the repository so ``-m bots.…`` resolves."""
+def players(game: str) -> list[Entrant]:
+    """The four bundled bots of ``game``, started from the repository so ``-m bots.…``
+    resolves."""
     python = sys.executable
 
     def bot(name: str, *argv: str) -> Entrant:
         return Entrant(name, BotCommand(argv, cwd=str(REPO)))
 
+    if game == "verdant":
+        return [
+            bot("random", python, "-m", "bots.verdant.random", "--seed", "1"),
+            bot("random-2", python, "-m", "bots.verdant.random", "--seed", "2"),
+            bot("greedy", python, "-m", "bots.verdant.greedy"),
+            bot("greedy-2", python, "-m", "bots.verdant.greedy"),
+        ]
     fourth = (
         bot("ivy-js", node, "bots/ivy_bot.js")
         if (node := shutil.which("node"))
@@ -71,12 +81,15 @@ class Timing:
 
 def run_once(args: argparse.Namespace, concurrency: int, output: Path) -> Timing:
     """Play the whole tournament at this concurrency into ``output`` and time it."""
+    ivy = args.game == "ivy"
     config: TournamentConfig = load_config(
         None,
-        players=players(),
+        players=players(args.game),
+        game=args.game,
         tc=args.tc,
-        turn_limit=args.turn_limit,
-        games=args.games,
+        options={"turn_limit": args.turn_limit} if ivy else None,
+        players_per_table=None if ivy else args.players_per_table,
+        games=args.games if ivy else args.games * args.players_per_table,
         concurrency=concurrency,
         output=output,
         event="Benchmark",
@@ -91,10 +104,17 @@ def run_once(args: argparse.Namespace, concurrency: int, output: Path) -> Timing
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--game", choices=["ivy", "verdant"], default="ivy", help="the game")
     parser.add_argument("--tc", default="2+0.02", help="time control (default 2+0.02)")
-    parser.add_argument("--turn-limit", type=int, default=200, help="turn limit (default 200)")
+    parser.add_argument("--turn-limit", type=int, default=200, help="Ivy's turn limit (200)")
     parser.add_argument(
-        "--games", type=int, default=8, help="games per pairing (default 8: 48 in all)"
+        "--players-per-table", type=int, default=4, help="Verdant: seats per game (default 4)"
+    )
+    parser.add_argument(
+        "--games",
+        type=int,
+        default=8,
+        help="games per pairing (default 8: 48 in all); Verdant: rotations of each table",
     )
     parser.add_argument(
         "--concurrency",
@@ -104,8 +124,13 @@ def main() -> None:
         help="concurrencies to time (default 1 2)",
     )
     args = parser.parse_args()
-    names = ", ".join(entrant.name for entrant in players())
-    print(f"round-robin of {names}; tc {args.tc}, turn limit {args.turn_limit}")
+    names = ", ".join(entrant.name for entrant in players(args.game))
+    rules = (
+        f"turn limit {args.turn_limit}"
+        if args.game == "ivy"
+        else f"tables of {args.players_per_table}"
+    )
+    print(f"{args.game} round-robin of {names}; tc {args.tc}, {rules}")
     timings: list[Timing] = []
     with tempfile.TemporaryDirectory(prefix="bench-tournament-") as scratch:
         for concurrency in args.concurrency:

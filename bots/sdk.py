@@ -65,6 +65,14 @@ from protocol.messages import (
 from referee.games.ivy import Player, Position, Turn
 from referee.games.ivy.codec import CODEC, decode_view
 from referee.games.ivy.game import DEFAULT_TURN_LIMIT
+from referee.games.verdant import rules as verdant_rules
+from referee.games.verdant.codec import CODEC as VERDANT_CODEC
+from referee.games.verdant.codec import VerdantWireView, view_from_wire
+from referee.games.verdant.codec import decode_view as decode_verdant_view
+from referee.games.verdant.rules import state_from_view
+from referee.games.verdant.state import VerdantState
+from referee.games.verdant.steps import Decision as VerdantDecision
+from referee.games.verdant.steps import Step
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,8 +127,8 @@ class Clock:
 
 @dataclass(frozen=True, slots=True)
 class GameResult:
-    """How a game ended (the ``game_over`` message): ``scores`` and ``places`` are in seat
-    order (``places`` is empty when the referee did not send them)."""
+    """How a game ended (the ``game_over`` message): ``scores`` and ``places`` (1 is best,
+    ties share) are in seat order."""
 
     result: str
     scores: tuple[float, ...]
@@ -131,8 +139,9 @@ class GameResult:
     @classmethod
     def of(cls, message: GameOver) -> GameResult:
         """The result a ``game_over`` message announces."""
-        places: tuple[int, ...] = tuple(getattr(message, "places", ()))
-        return cls(message.result, message.scores, message.termination, message.reason, places)
+        return cls(
+            message.result, message.scores, message.termination, message.reason, message.places
+        )
 
 
 InfoT = TypeVar("InfoT")
@@ -270,6 +279,118 @@ class Bot(GameBot[GameInfo, Position, Turn]):
         return CODEC.actions_raw(decision)
 
 
+# --- Verdant ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class VerdantInfo:
+    """What a Verdant bot learns when a game starts: its ``seat`` (from 0, in turn order),
+    the ``players``' names in seat order, the ``variant`` (``standard``, ``simplified``
+    or ``advanced``) and its clock before its first decision."""
+
+    seat: int
+    players: tuple[str, ...]
+    variant: str
+    clock: Clock
+
+
+@dataclass(frozen=True, slots=True)
+class PastDecision:
+    """A decision made since the bot's previous request: ``seat`` is ``None`` for chance
+    (``decision`` is then one :class:`~referee.games.verdant.steps.Reveal`); ``turn`` the
+    turn it belongs to; ``notation`` the record's word for it."""
+
+    seat: int | None
+    turn: int
+    notation: str
+    decision: VerdantDecision
+
+
+@dataclass(frozen=True, slots=True)
+class Situation:
+    """One Verdant request, decoded: what the bot sees and what it may do.
+
+    ``view`` is the request's view as the codec decodes it (every field of
+    ``docs/verdant.md``); ``state`` is the rules' state rebuilt from it (exact: the
+    decks have no order, so everything hidden is only *which* unseen card comes next,
+    and :func:`~referee.games.verdant.rules.chance_outcomes` lists the equally likely
+    draws), so a bot can try steps with :func:`~referee.games.verdant.rules.advance` or
+    play games out to the end. ``since_last`` lists the other seats' decisions and the
+    chance events since the bot's previous request.
+
+    A turn can take several requests: a decision is applied up to and including its
+    first revealing step (1a ``ReplaceCards``, 1b ``ReplaceTokens``), and then the bot is
+    asked again, in the same turn, with the new cards on view; :attr:`continuing` tells
+    such a request from the first one of a turn. Any other decision must end the turn
+    (pick and place; tokens not stored or used are discarded).
+    """
+
+    view: VerdantWireView
+    state: VerdantState
+    since_last: tuple[PastDecision, ...] = ()
+
+    @property
+    def seat(self) -> int:
+        """The bot's seat."""
+        return self.view.seat
+
+    @property
+    def setup(self) -> bool:
+        """Whether this is the bot's setup decision (§2.2: where its first room lies)."""
+        return self.view.phase == "setup"
+
+    @property
+    def continuing(self) -> bool:
+        """Whether the bot's turn already began (thumb actions were taken in an earlier
+        request of this turn: it is asked again after a replacement)."""
+        this_turn = self.view.this_turn
+        return this_turn is not None and this_turn.thumb_actions > 0
+
+    def legal_steps(self) -> tuple[Step, ...]:
+        """Every step the bot may take next (:func:`~referee.games.verdant.rules.legal_steps`)."""
+        return verdant_rules.legal_steps(self.state)
+
+
+class VerdantBot(GameBot[VerdantInfo, Situation, Sequence[Step]]):
+    """A Verdant bot: decides steps for a :class:`Situation`. Subclasses set ``name`` and
+    ``choose``, which returns the steps to send, e.g. ``(Setup("north"),)`` or
+    ``(Pick(2, "room"), Place((1, 0)), Use("taken", ((1, 0),)))``."""
+
+    game: ClassVar[str] = "verdant"
+
+    @abc.abstractmethod
+    def choose(self, situation: Situation, clock: Clock) -> Sequence[Step]:
+        """The steps to send in ``situation`` with ``clock`` left for this request."""
+
+    def read_new_game(self, message: NewGame) -> VerdantInfo:
+        """The :class:`VerdantInfo` of a ``new_game`` message."""
+        variant = message.settings.get("variant", "standard")
+        return VerdantInfo(
+            seat=message.seat,
+            players=message.players,
+            variant=variant if isinstance(variant, str) else "standard",
+            clock=Clock.at_start(message),
+        )
+
+    def read_turn(self, message: TurnRequest) -> Situation:
+        """The request's view, the state rebuilt from it and the decisions since the last."""
+        view = decode_verdant_view(message.view)
+        since = tuple(
+            PastDecision(
+                seat=past.seat,
+                turn=past.turn,
+                notation=past.notation,
+                decision=VERDANT_CODEC.decode_actions(past.actions),
+            )
+            for past in message.since_last
+        )
+        return Situation(view, state_from_view(view_from_wire(view)), since)
+
+    def write_decision(self, decision: Sequence[Step]) -> msgspec.Raw:
+        """The steps as a reply's ``actions``."""
+        return VERDANT_CODEC.actions_raw(tuple(decision))
+
+
 # --- the protocol loop ------------------------------------------------------------------
 
 
@@ -287,19 +408,22 @@ class _Session:
         self.writer.write(encode_line(message, self.buffer).decode())
         self.writer.flush()
 
-    def serve(self) -> None:
-        """Answer requests until ``quit``, the end of input, or a game the bot cannot play."""
+    def serve(self) -> bool:
+        """Answer requests until ``quit`` or the end of input (``True``), or a game the bot
+        does not play (``False``)."""
         self.bot.attach_log(lambda text: self.send(Log(message=text)))
         try:
             for line in self.reader:
                 if line.strip() and not self.handle(line):
-                    return
+                    break
         except WrongGame as error:
             # No protocol message refuses a game: saying why and leaving is the clearest
             # answer (the referee reports the bot's start as failed, with this line).
             print(f"{self.bot.name}: {error}", file=sys.stderr)
+            return False
         finally:
             self.bot.attach_log(None)
+        return True
 
     def handle(self, line: str) -> bool:
         """React to one line from the referee; ``False`` once it said ``quit``."""
@@ -324,8 +448,9 @@ class _Session:
 
 def run(
     bot: GameBot[Any, Any, Any], stdin: TextIO | None = None, stdout: TextIO | None = None
-) -> None:
-    """Play games for ``bot`` over the protocol until ``quit`` or end of input.
+) -> bool:
+    """Play games for ``bot`` over the protocol until ``quit`` or end of input (``True``),
+    or until a ``new_game`` of a game it does not play (``False``, said on stderr).
 
     Reads ``stdin`` and writes ``stdout`` (the process's own, in UTF-8, by default);
     tests pass ``io.StringIO`` objects.
@@ -336,14 +461,16 @@ def run(
     if stdout is None:
         sys.stdout.reconfigure(encoding="utf-8")  # type: ignore[union-attr]
         stdout = sys.stdout
-    _Session(bot, stdin, stdout).serve()
+    return _Session(bot, stdin, stdout).serve()
 
 
 def main(
     make_bot: Callable[[int | None], GameBot[Any, Any, Any]], argv: Sequence[str] | None = None
 ) -> None:
-    """Command-line entry of a bot module: parse ``--seed``, build the bot, :func:`run` it."""
+    """Command-line entry of a bot module: parse ``--seed``, build the bot, :func:`run` it;
+    exit with status 1 when it was asked to play a game it does not play."""
     parser = argparse.ArgumentParser(description="A bot speaking the referee's protocol.")
     parser.add_argument("--seed", type=int, default=None, help="seed of the bot's randomness")
     args = parser.parse_args(argv)
-    run(make_bot(args.seed))
+    if not run(make_bot(args.seed)):
+        sys.exit(1)

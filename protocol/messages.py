@@ -84,9 +84,15 @@ class ClockInfo(_Record, frozen=True, kw_only=True):
 
 
 class PastTurn(_Record, frozen=True, kw_only=True):
-    """A turn played since the bot's last request, for bots that track the game."""
+    """A decision made since the bot's last request, as the bot may see it.
 
-    seat: int
+    ``seat`` is the seat that decided, or ``None`` for chance (a card drawn, a token
+    revealed); ``turn`` the game's turn number it was made in (a turn may hold several
+    decisions); ``notation`` and ``actions`` the decision in the game's record
+    notation and wire form (a decision hidden in part shows only what the bot may see).
+    """
+
+    seat: int | None
     turn: int
     notation: str
     actions: msgspec.Raw
@@ -111,9 +117,11 @@ class NewGame(_Message, tag="new_game", frozen=True, kw_only=True):
 class TurnRequest(_Message, tag="turn", frozen=True, kw_only=True):
     """Asks the bot for its next decision; the bot answers :class:`TurnReply`.
 
-    ``view`` is the game's view for this seat (see :class:`GameCodec`);
+    ``turn`` is the game's turn number (a turn may take several requests);
+    ``view`` the game's view for this seat (see :class:`GameCodec`);
     ``opponents_clock_ms`` the remaining time of the other seats in seat order;
-    ``since_last`` the turns played since this bot's previous request.
+    ``since_last`` the decisions of other seats and of chance since this bot's
+    previous request, as it may see them.
     """
 
     id: int
@@ -125,11 +133,12 @@ class TurnRequest(_Message, tag="turn", frozen=True, kw_only=True):
 
 
 class GameOver(_Message, tag="game_over", frozen=True, kw_only=True):
-    """Ends a game (no reply). ``scores`` are in seat order."""
+    """Ends a game (no reply). ``scores`` and ``places`` (1 is best) are in seat order."""
 
     id: int
     result: str
     scores: tuple[float, ...]
+    places: tuple[int, ...] = ()
     termination: str
     reason: str
 

@@ -26,12 +26,26 @@ import click
 import trio
 
 from referee import __version__
-from referee.clock import TimeControl
-from referee.errors import RecordError, RefereeError
-from referee.games.ivy.position import Position
-from referee.games.ivy.render import render
-from referee.match import BotPlayer, GameResult, MatchConfig, MatchScore, run_match, unique_names
-from referee.pgn import iter_pgn_file, read_game
+from referee.clock import (
+    DEFAULT_MARGIN,
+    DEFAULT_STARTUP,
+    DEFAULT_TIME_CONTROL,
+    Allowances,
+    TimeControl,
+)
+from referee.errors import RecordError, RefereeError, SettingsError
+from referee.games import GameSettings, game_names, game_seed, get_entry, get_game
+from referee.match import (
+    DEFAULT_GAME,
+    BotPlayer,
+    GameResult,
+    MatchConfig,
+    MatchScore,
+    rotation_games,
+    run_match,
+    unique_names,
+)
+from referee.pgn import iter_pgn_file, read_game, seat_players
 from referee.play import play_against
 from referee.preflight import preflight
 from referee.process import BotCommand
@@ -50,6 +64,7 @@ from referee.sandbox import (
     parse_size,
     sandbox_warning,
 )
+from referee.session import check_players, scored_in_points
 from referee.untrusted import for_terminal, printable
 
 INTERRUPTED = 128 + signal.SIGINT
@@ -135,17 +150,19 @@ def main() -> None:
 @click.option(
     "--final-position",
     is_flag=True,
-    help="Print only, one line per game, the position after its last turn, or "
-    "'ILLEGAL <turn> <reason>' for the first turn that breaks a rule "
-    "('ILLEGAL 0 <reason>' when the game cannot be read or set up).",
+    help="Print only, one line per game, the position after its last decision (for a game "
+    "the rules ended and score by categories, such as Verdant, each seat's place and score "
+    "breakdown instead: docs/records.md), or 'ILLEGAL <turn> <reason>' for the first "
+    "decision that breaks a rule ('ILLEGAL 0 <reason>' when the game cannot be read or set up).",
 )
 @click.pass_context
 def replay(ctx: click.Context, pgn_file: Path, final_position: bool) -> None:
     """Check every game of PGN_FILE against the rules.
 
-    Prints one line per game: its number, White vs Black, the recorded result,
-    the number of turns, and 'valid' or 'INVALID: reason'. Reasons for invalid
-    games also go to stderr. A broken game does not stop the others being
+    Prints one line per game: its number, its players in seat order joined by
+    'vs', the recorded result, the number of turns (decisions, for a game whose
+    record names who made each), and 'valid' or 'INVALID: reason'. Reasons for
+    invalid games also go to stderr. A broken game does not stop the others being
     checked. Exits 0 when every game is valid, 1 otherwise, in both modes.
     """
     games = invalid = 0
@@ -167,19 +184,22 @@ def _summary_line(check: GameCheck) -> str:
     if check.record is None:
         return f"game {check.number}: {verdict}"
     record = check.record
-    players = f"{record.tags['White']} vs {record.tags['Black']}"
-    turns = f"{len(record.turns)} turn{'' if len(record.turns) == 1 else 's'}"
+    players = " vs ".join(seat_players(record.tags))
+    unit = "decision" if record.names_actors else "turn"
+    count = len(record.turns)
+    turns = f"{count} {unit}{'' if count == 1 else 's'}"
     return f"game {check.number}: {players}, {record.result}, {turns}, {verdict}"
 
 
 def _final_position_line(check: GameCheck) -> str:
-    """The position after the game's last turn, or ``ILLEGAL <turn> <reason>``."""
+    """The position after the game's last decision (or its seats' score breakdown), or
+    ``ILLEGAL <turn> <reason>``."""
     report = check.report
     if report is None:
         return f"ILLEGAL 0 {check.reason}"
     if report.first_illegal is not None:
         return f"ILLEGAL {report.first_illegal.turn} {report.first_illegal.reason}"
-    return report.final_notation
+    return report.breakdown_line or report.final_notation
 
 
 @main.command()
@@ -195,72 +215,160 @@ def _final_position_line(check: GameCheck) -> str:
     "--turn",
     type=click.IntRange(min=1),
     metavar="N",
-    help="Show the position before turn N is played, N being the position's TURN "
-    "number (1 is Green's first turn); the last turn's number plus one shows the "
-    "position after it. Default: the position after the last legal turn.",
+    help="Show the state before turn N is played, N being the game's turn number (Ivy: the "
+    "position's TURN, 1 is Green's first turn); the last turn's number plus one shows the "
+    "Ivy position after it. Default: the state after the last legal decision.",
+)
+@click.option(
+    "--seat",
+    type=click.IntRange(min=1),
+    metavar="S",
+    help="Show what seat S (1 is the first seat) may see, instead of the public state.",
 )
 @click.option(
     "--color/--no-color",
     default=None,
     help="Colour the board (default: when stdout is a terminal).",
 )
-def show(source: str, game_number: int | None, turn: int | None, color: bool | None) -> None:
-    """Draw an Ivy position given as a §6 string or as a game of a PGN file.
+def show(
+    source: str, game_number: int | None, turn: int | None, seat: int | None, color: bool | None
+) -> None:
+    """Draw a game's state: a game of a PGN file, or an Ivy position given as a §6 string.
 
     POSITION_OR_PGN is a PGN file when such a file exists, else a position
     when it contains a space (a §6 string always does), else a missing file.
+    A game of any registered game is drawn by that game's renderer: the public
+    state (what every seat may see), or with --seat one seat's view.
     """
     if color is None:
         color = sys.stdout.isatty()
     if " " in source.strip() and not Path(source).exists():
         if game_number is not None or turn is not None:
             raise click.UsageError("--game and --turn apply to a PGN file, not a position")
-        position = Position.from_string(source)
+        rules = get_game(DEFAULT_GAME)  # positions given as text are Ivy's
+        if seat is not None and seat > rules.min_players:
+            raise click.BadParameter(
+                f"an {rules.name.capitalize()} position has {rules.min_players} seats",
+                param_hint="--seat",
+            )
+        state = rules.start(GameSettings(players=rules.min_players, start=source))
+        entry = get_entry(rules.name)
+        drawing = (
+            entry.render_public(state, color)
+            if seat is None
+            else entry.render(rules.view(state, seat - 1), color)
+        )
+        click.echo(drawing, nl=False, color=color)
+        return
+    played = replay_record(read_game(Path(source), game_number or 1))
+    if turn is None and played.broken is not None:
+        click.echo(f"Warning: {played.broken.reason}; showing the position before it", err=True)
+    state = played.state_before(turn)
+    entry = get_entry(played.game.name)
+    if seat is None:
+        drawing = entry.render_public(state, color)
+    elif seat > played.seats:
+        raise click.BadParameter(f"the game has {played.seats} seats", param_hint="--seat")
     else:
-        played = replay_record(read_game(Path(source), game_number or 1))
-        if turn is None and played.broken is not None:
-            click.echo(f"Warning: {played.broken.reason}; showing the position before it", err=True)
-        position = Position.from_string(played.notation_before(turn))
-    click.echo(render(position, color), nl=False, color=color)
+        drawing = entry.render(played.game.view(state, seat - 1), color)
+    click.echo(drawing, nl=False, color=color)
+
+
+@main.command()
+@click.argument("pgn_file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--game",
+    "game_number",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    metavar="K",
+    help="Which game of the PGN file to show.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The HTML file to write (default: PGN_FILE's name with -K.html, K the game).",
+)
+def view(pgn_file: Path, game_number: int, output: Path | None) -> None:
+    """Write a replay of a game of PGN_FILE as one self-contained HTML page.
+
+    The page replays the game step by step as the rules play it (the positions
+    `referee replay` computes) and opens offline from the file, in any browser.
+    """
+    from referee.viewer import game_page, write_atomically
+
+    record = read_game(pgn_file, game_number)
+    target = output or pgn_file.with_name(f"{pgn_file.stem}-{game_number}.html")
+    write_atomically(target, game_page(record))
+    click.echo(printable(f"Wrote {target}"))
 
 
 # --- matches ---------------------------------------------------------------------
 
 
-def _time_control(tc: str, startup: float, margin: float) -> TimeControl:
-    return TimeControl.parse(tc, startup=startup, margin=margin)
+def _options(pairs: tuple[str, ...]) -> dict[str, str]:
+    """``--option KEY=VALUE`` flags as a mapping (the game checks keys and values)."""
+    options: dict[str, str] = {}
+    for text in pairs:
+        key, equals, value = text.partition("=")
+        if not equals or not key.strip():
+            raise SettingsError(f"--option takes KEY=VALUE, not {text!r}")
+        options[key.strip()] = value.strip()
+    return options
+
+
+def _match_config(
+    game: str, tc: str, startup: float, margin: float, options: tuple[str, ...], **more: Any
+) -> MatchConfig:
+    """The settings of a match or a game against a person, all checked before anything runs:
+    the game, its options (by the game), the time control and the allowances."""
+    return MatchConfig(
+        game=game,
+        control=TimeControl.parse(tc),
+        allowances=Allowances(startup=startup, margin=margin),
+        options=_options(options),
+        **more,
+    )
 
 
 def match_options(command: Any) -> Any:
     """The options every command that runs bots shares."""
     options = [
-        click.option("--game", default="ivy", show_default=True, help="The game to play."),
+        click.option(
+            "--game",
+            default=DEFAULT_GAME,
+            show_default=True,
+            help=f"The game to play ({', '.join(game_names())}).",
+        ),
+        click.option(
+            "--option",
+            "options",
+            multiple=True,
+            metavar="KEY=VALUE",
+            help="A rule setting of the game, checked by the game (repeatable): Ivy"
+            " turn_limit=N; Verdant variant=standard|simplified|advanced.",
+        ),
         click.option(
             "--tc",
-            default="10+0.1",
+            default=DEFAULT_TIME_CONTROL,
             show_default=True,
             help="Time control: BASE+INC seconds (Fischer), BASE, or SECS/turn.",
         ),
         click.option(
             "--startup",
             type=click.FloatRange(min=0),
-            default=10.0,
+            default=DEFAULT_STARTUP,
             show_default=True,
             help="Seconds a bot may take to answer new_game (start-up allowance).",
         ),
         click.option(
             "--margin",
             type=click.FloatRange(min=0),
-            default=0.1,
+            default=DEFAULT_MARGIN,
             show_default=True,
             help="Extra seconds tolerated past a bot's clock before it loses on time.",
-        ),
-        click.option(
-            "--turn-limit",
-            type=click.IntRange(min=1),
-            default=200,
-            show_default=True,
-            help="Ivy: the game is drawn once this many turns are played.",
         ),
         *sandbox_options(defaults=True),
     ]
@@ -400,10 +508,16 @@ def _check_sandbox(policy: SandboxPolicy) -> None:
 
 
 @main.command()
-@click.argument("bot_a", metavar="BOT_A")
-@click.argument("bot_b", metavar="BOT_B")
+@click.argument("bots", metavar="BOT...", nargs=-1, required=True)
 @match_options
-@click.option("--games", type=click.IntRange(min=1), default=2, show_default=True)
+@click.option(
+    "--games",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Games to play (default: as many as bots, one rotation of the seats). More than one"
+    " is rounded up to a multiple of the number of bots, so that each bot sits each seat"
+    " equally often.",
+)
 @click.option(
     "--pgn",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -418,49 +532,62 @@ def _check_sandbox(policy: SandboxPolicy) -> None:
     show_default=True,
     help="Bots' stderr (bounded) and their log messages, per game.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed for games of chance.")
+@click.option(
+    "--seed",
+    type=int,
+    help="Seed of the match: each game's chance is seeded from it and the game's number"
+    " (default: a secret random seed per game; the game's Seed tag records it).",
+)
 @click.option("--event", default="Match", show_default=True, help="The PGN Event tag.")
 def match(
-    bot_a: str,
-    bot_b: str,
+    bots: tuple[str, ...],
     game: str,
+    options: tuple[str, ...],
     tc: str,
     startup: float,
     margin: float,
-    turn_limit: int,
-    games: int,
+    games: int | None,
     pgn: Path,
     log_dir: Path,
-    seed: int,
+    seed: int | None,
     event: str,
     sandbox: SandboxPolicy,
 ) -> None:
-    """Play GAMES games between two bots, colours alternating.
+    """Play games between bots, one bot a seat, the seats rotating.
 
-    Each BOT is a command line, e.g. "python -m bots.random", or a keyed form
-    "name=alice cmd='python -m bots.random --seed 3' dir=DIR env=KEY=VALUE".
-    Prints a line per game and a final score with the Elo difference.
+    Give as many BOTs as the game's players (Ivy: 2; Verdant: 1 to 5). In game K
+    (from 1) the bots sit in the order given, rotated by K-1 places, so over each
+    run of N games (N bots) every bot sits every seat once; two bots alternate
+    colours. Each BOT is a command line, e.g. "python -m bots.random", or a keyed
+    form "name=alice cmd='python -m bots.random --seed 3' dir=DIR env=KEY=VALUE".
+    Prints a line per game, then the score with the Elo difference (two bots) or
+    each bot's games, mean score and mean place.
     """
-    commands = [BotCommand.parse(bot_a), BotCommand.parse(bot_b)]
-    config = MatchConfig(
-        game=game,
-        control=_time_control(tc, startup, margin),
-        options={"turn_limit": turn_limit},
-        log_dir=log_dir,
-        event=event,
-        sandbox=sandbox,
+    commands = [BotCommand.parse(bot) for bot in bots]
+    config = _match_config(
+        game, tc, startup, margin, options, log_dir=log_dir, event=event, sandbox=sandbox
     )
+    rules = get_game(config.game)
+    check_players(rules, len(commands))
+    wanted = len(commands) if games is None else games
+    rounds = rotation_games(wanted, len(commands))
+    if rounds != wanted:
+        _warn(
+            f"{wanted} games rounded up to {rounds}, a multiple of the {len(commands)} bots,"
+            " so that each bot sits each seat equally often"
+        )
+    unit = "turns" if rules.alternating else "decisions"
 
     def report(number: int, result: GameResult, score: MatchScore) -> None:
-        white, black = (printable(name) for name in result.players)
+        players = " vs ".join(printable(name) for name in result.players)
         reason = for_terminal(result.ending.reason)  # it may quote a bot
         click.echo(
-            f"game {number}: {white} vs {black}  {result.result}  "
-            f"({reason}; {result.record.tags['PlyCount']} turns)"
+            f"game {number}: {players}  {result.result}  "
+            f"({reason}; {result.record.tags['PlyCount']} {unit})"
         )
 
     async def check_then_play() -> MatchScore:
-        # Both bots must start and answer a handshake before anything is written.
+        # Every bot must start and answer a handshake before anything is written.
         players = dict(zip(unique_names(commands), commands, strict=True))
         await preflight(
             list(players),
@@ -472,9 +599,10 @@ def match(
                 sandbox=sandbox.hiding(pgn, log_dir, *(c.cwd for c in commands)),
             ),
             config,
+            seats=len(commands),
         )
         pgn.parent.mkdir(parents=True, exist_ok=True)
-        return await run_match(commands, config, games=games, pgn=pgn, seed=seed, on_game=report)
+        return await run_match(commands, config, games=rounds, pgn=pgn, seed=seed, on_game=report)
 
     try:
         score = _run(check_then_play)
@@ -482,13 +610,30 @@ def match(
         if _was_interrupted(error):
             _interrupted(f"Interrupted: finished games are in {pgn}")
         raise
-    click.echo(_score_line(score))
+    if len(score.names) == 2:
+        click.echo(_score_line(score))
+    if len(score.names) != 2 or scored_in_points(rules):
+        for line in _standing_lines(score):
+            click.echo(line)
     click.echo(f"Games: {pgn}  Logs: {log_dir}")
 
 
 def _warn(line: str) -> None:
     """Say something the user should know, on one line of stderr."""
     click.echo(f"Warning: {printable(line)}", err=True)
+
+
+def _standing_lines(score: MatchScore) -> list[str]:
+    """Each bot's games, points, mean score and mean place, best mean place first."""
+    lines = [f"Standings after {score.games} game{'' if score.games == 1 else 's'}:"]
+    ranked = sorted(score.standings, key=lambda s: (s.mean_place, -s.mean_score))
+    for standing in ranked:
+        lines.append(
+            f"  {printable(standing.name)}: {standing.games} games,"
+            f" {standing.points:g} points (mean score {standing.mean_score:.2f}),"
+            f" mean place {standing.mean_place:.2f}"
+        )
+    return lines
 
 
 def _score_line(score: MatchScore) -> str:
@@ -506,16 +651,22 @@ def _score_line(score: MatchScore) -> str:
 
 
 @main.command()
-@click.argument("bot", metavar="BOT")
+@click.argument("bots", metavar="[BOT]...", nargs=-1)
 @click.option(
     "--as",
-    "side",
-    type=click.Choice(["green", "purple"]),
-    default="green",
+    "seat",
+    default="1",
     show_default=True,
-    help="The side you play (Green moves first).",
+    help="Your seat: its number from 1 in turn order, or its name (Ivy: green or purple;"
+    " Green plays first). The bots take the other seats in the order given.",
 )
 @match_options
+@click.option(
+    "--seed",
+    type=int,
+    default=None,
+    help="Seed of the game's chance (default: a random one; the record's Seed tag keeps it).",
+)
 @click.option(
     "--pgn",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -524,37 +675,55 @@ def _score_line(score: MatchScore) -> str:
 )
 @click.option("--color/--no-color", default=None, help="Colour the board (default: on a terminal).")
 def play(
-    bot: str,
-    side: str,
+    bots: tuple[str, ...],
+    seat: str,
     game: str,
+    options: tuple[str, ...],
     tc: str,
     startup: float,
     margin: float,
-    turn_limit: int,
+    seed: int | None,
     pgn: Path | None,
     color: bool | None,
     sandbox: SandboxPolicy,
 ) -> None:
-    """Play a bot yourself in the terminal, typing turn tokens (c2+Lc2, xg3, --)."""
-    config = MatchConfig(
-        game=game,
-        control=_time_control(tc, startup, margin),
-        options={"turn_limit": turn_limit},
-        sandbox=sandbox,
-    )
+    """Play bots yourself in the terminal, typing decisions in the game's notation.
+
+    Ivy: turns such as c2+Lc2 (creep c2, leaf on c2), xg3 (choke g3), -- (pass).
+    A Verdant game takes one person and 0 to 4 BOTs. Type 'help' for the game's
+    notation, 'quit' to stop.
+    """
+    config = _match_config(game, tc, startup, margin, options, sandbox=sandbox)
+    rules = get_game(config.game)
+    commands = [BotCommand.parse(bot) for bot in bots]
+    check_players(rules, len(commands) + 1)
+    number = _seat_number(rules.seat_names, seat, len(commands) + 1)
     try:
         _run(
             lambda: play_against(
-                BotCommand.parse(bot),
-                human_seat=0 if side == "green" else 1,
+                commands,
+                seat=number,
                 config=config,
                 color=sys.stdout.isatty() if color is None else color,
+                seed=game_seed(None, 0) if seed is None else seed,
                 say=click.echo,
                 pgn=pgn,
             )
         )
     except KeyboardInterrupt:
         sys.exit(130)
+
+
+def _seat_number(names: tuple[str, ...] | None, text: str, seats: int) -> int:
+    """The seat (from 0) that ``--as`` names: a number from 1, or a seat's name."""
+    wanted = text.strip().lower()
+    known = [name.lower() for name in names or ()]
+    if wanted in known:
+        return known.index(wanted)
+    if wanted.isdigit() and 1 <= int(wanted) <= seats:
+        return int(wanted) - 1
+    choices = f"1 to {seats}" + (f" or {', '.join(known)}" if known else "")
+    raise SettingsError(f"--as takes a seat, {choices}, not {text!r}")
 
 
 # --- tournaments -------------------------------------------------------------------
@@ -576,11 +745,25 @@ def play(
     "Replaces the file's players.",
 )
 @click.option("--event", help="The PGN Event tag.")
-@click.option("--game", help="The game to play (default ivy).")
-@click.option("--tc", help="Time control: BASE+INC, BASE or SECS/turn (default 10+0.1).")
+@click.option("--game", help=f"The game to play (default {DEFAULT_GAME}).")
+@click.option(
+    "--tc", help=f"Time control: BASE+INC, BASE or SECS/turn (default {DEFAULT_TIME_CONTROL})."
+)
 @click.option("--startup", type=click.FloatRange(min=0), help="Start-up allowance in seconds.")
 @click.option("--margin", type=click.FloatRange(min=0), help="Time margin in seconds.")
-@click.option("--turn-limit", type=click.IntRange(min=1), help="Ivy's turn limit.")
+@click.option(
+    "--option",
+    "options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A rule setting of the game (repeat), checked by the game; overrides the file's"
+    " [options] one by one (Ivy: turn_limit=N; Verdant: variant=…).",
+)
+@click.option(
+    "--players-per-table",
+    type=click.IntRange(min=1),
+    help="Seats per game, for a game played by a range of players (Verdant: 1 to 5).",
+)
 @click.option("--format", "format_", type=click.Choice(["round-robin", "gauntlet"]), help="Format.")
 @click.option("--double", is_flag=True, default=None, help="Double round-robin (two cycles).")
 @click.option("--games", type=click.IntRange(min=1), help="Games per pairing and cycle.")
@@ -606,7 +789,8 @@ def tournament(
     tc: str | None,
     startup: float | None,
     margin: float | None,
-    turn_limit: int | None,
+    options: tuple[str, ...],
+    players_per_table: int | None,
     format_: str | None,
     double: bool | None,
     games: int | None,
@@ -643,7 +827,8 @@ def tournament(
         tc=tc,
         startup=startup,
         margin=margin,
-        turn_limit=turn_limit,
+        options=_options(options) or None,
+        players_per_table=players_per_table,
         format=format_,
         cycles=2 if double else None,
         games=games,
@@ -705,6 +890,20 @@ def ratings(
         title = escape(printable(f"{pgn_file} ({rated.games} games)"))  # not rich markup
         console.print(rating_table(rated.table, title=title))
         console.print(crosstable(rated.table, title="Crosstable"))
+
+
+@main.command()
+@click.argument("output_dir", type=click.Path(file_okay=False, exists=True, path_type=Path))
+def site(output_dir: Path) -> None:
+    """Rebuild the web pages of the tournament in OUTPUT_DIR from its results store.
+
+    Writes OUTPUT_DIR/index.html (standings, crosstable, every game, each player's
+    games) and a replay page per game in OUTPUT_DIR/games/.
+    """
+    from tournaments.site import INDEX, build_site
+
+    count = build_site(output_dir)
+    click.echo(printable(f"Wrote {output_dir / INDEX} and {count} game pages"))
 
 
 if __name__ == "__main__":

@@ -1,19 +1,26 @@
-"""Time controls and chess clocks, as plain arithmetic (no clocks are read here).
+"""Time controls, the referee's allowances and chess clocks, as plain arithmetic.
 
-The match runner measures how long a bot took and tells the :class:`Clock`; the
-clock decides whether the bot's flag fell and what it has left. Two kinds of time
-control exist:
+No clock is read here. The runner measures how long a bot took and tells the
+:class:`Clock`; the clock decides whether the bot's flag fell and what it has left.
 
-- **Fischer** ``base+increment`` (``"10+0.1"``, or ``"10"`` with no increment): a
-  bank of ``base`` seconds per seat; a turn's time is taken from the bank and the
-  increment added after the turn is accepted.
-- **Fixed time per turn** (``"0.5/turn"``): every turn may take that long; nothing
-  carries over.
+Two things are kept apart:
 
-The *margin* is extra time granted before a bot is declared out of time, to
-absorb pipe and scheduling latency the bot cannot control. The *start-up
-allowance* covers the handshake of each game (``new_game`` → ``ready``), which is
-not charged to the clock.
+- the **time control** (:class:`TimeControl`), what bots are told and records
+  keep (``TimeControl`` tag):
+
+  - **Fischer** ``base+increment`` (``"10+0.1"``, or ``"10"`` with no increment): a
+    bank of ``base`` seconds per seat; a decision's time is taken from the bank and
+    the increment added after the decision is accepted;
+  - **fixed time per decision** (``"0.5/turn"``): every request may take that long;
+    nothing carries over;
+
+- the referee's **allowances** (:class:`Allowances`), which are not the bots' time:
+  the *start-up* allowance covers the handshake of each game (``new_game`` →
+  ``ready``), not charged to the clock; the *margin* is waited past a bot's time
+  before it is declared out of time, to absorb pipe and scheduling latency.
+
+Every default lives here, once: :data:`DEFAULT_TIME_CONTROL`, :data:`DEFAULT_STARTUP`,
+:data:`DEFAULT_MARGIN`.
 """
 
 from __future__ import annotations
@@ -25,16 +32,32 @@ from dataclasses import dataclass
 from referee.errors import SettingsError
 
 MAX_SECONDS = 1_000_000.0
-"""The longest time a time control may give (base, increment, per turn, start-up, margin):
+"""The longest time a setting may give (base, increment, per turn, start-up, margin):
 about eleven days, far beyond any contest, small enough to stay exact in milliseconds."""
+
+DEFAULT_TIME_CONTROL = "10+0.1"
+"""The time control when none is given: 10 seconds a game and 0.1 seconds a decision."""
+
+DEFAULT_STARTUP = 10.0
+"""Seconds a bot has to answer ``new_game`` when no start-up allowance is given."""
+
+DEFAULT_MARGIN = 0.1
+"""Seconds waited past a bot's time before it loses on time, when no margin is given."""
 
 _FISCHER = re.compile(r"(?P<base>\d+(?:\.\d+)?)(?:\+(?P<inc>\d+(?:\.\d+)?))?")
 _PER_TURN = re.compile(r"(?:(?P<secs>\d+(?:\.\d+)?)/turn|st=(?P<st>\d+(?:\.\d+)?))")
 
 
+def _check_seconds(label: str, value: float) -> None:
+    if not math.isfinite(value) or not 0 <= value <= MAX_SECONDS:
+        raise SettingsError(
+            f"{label} must be a number of seconds from 0 to {MAX_SECONDS:.0f}, not {value}"
+        )
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TimeControl:
-    """How much time bots get. All values are seconds.
+    """How much time bots get, in seconds: what bots are told and records keep.
 
     Exactly one of ``base`` (Fischer) and ``per_turn`` is set.
     """
@@ -42,8 +65,6 @@ class TimeControl:
     base: float | None = None
     increment: float = 0.0
     per_turn: float | None = None
-    startup: float = 10.0
-    margin: float = 0.1
 
     def __post_init__(self) -> None:
         if (self.base is None) == (self.per_turn is None):
@@ -52,21 +73,14 @@ class TimeControl:
             ("base", self.base),
             ("increment", self.increment),
             ("per_turn", self.per_turn),
-            ("startup", self.startup),
-            ("margin", self.margin),
         ):
-            if value is None:
-                continue
-            if not math.isfinite(value) or not 0 <= value <= MAX_SECONDS:
-                raise SettingsError(
-                    f"time control {label} must be a number of seconds from 0 to"
-                    f" {MAX_SECONDS:.0f}, not {value}"
-                )
+            if value is not None:
+                _check_seconds(f"time control {label}", value)
         if self.per_turn is not None and self.increment:
             raise SettingsError("a per-turn time control has no increment")
 
     @classmethod
-    def parse(cls, text: str, *, startup: float = 10.0, margin: float = 0.1) -> TimeControl:
+    def parse(cls, text: str) -> TimeControl:
         """Read ``"10+0.1"``, ``"10"``, ``"0.5/turn"`` or ``"st=0.5"``."""
         spec = text.strip()
         if match := _FISCHER.fullmatch(spec):
@@ -74,12 +88,12 @@ class TimeControl:
             increment = float(match["inc"] or 0)
             if base == 0 and increment == 0:
                 raise SettingsError(f"time control {text!r} gives no time at all")
-            return cls(base=base, increment=increment, startup=startup, margin=margin)
+            return cls(base=base, increment=increment)
         if match := _PER_TURN.fullmatch(spec):
             per_turn = float(match["secs"] or match["st"])
             if per_turn == 0:
                 raise SettingsError(f"time control {text!r} gives no time at all")
-            return cls(per_turn=per_turn, startup=startup, margin=margin)
+            return cls(per_turn=per_turn)
         raise SettingsError(
             f"bad time control {text!r}: expected BASE+INC (e.g. 10+0.1), BASE, or SECS/turn"
         )
@@ -100,16 +114,34 @@ class TimeControl:
         return str(self)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Allowances:
+    """The referee's own allowances, in seconds (not the bots' time).
+
+    ``startup`` is how long a bot may take to answer each game's ``new_game``;
+    ``margin`` how long the referee waits past a bot's time before it is out of
+    time (a reply inside the margin empties the bank; one past it loses).
+    """
+
+    startup: float = DEFAULT_STARTUP
+    margin: float = DEFAULT_MARGIN
+
+    def __post_init__(self) -> None:
+        _check_seconds("startup", self.startup)
+        _check_seconds("margin", self.margin)
+
+
 def _number(value: float) -> str:
     """``10.0`` → ``"10"``, ``0.05`` → ``"0.05"``."""
     return f"{value:g}"
 
 
 class Clock:
-    """The clocks of all seats of one game."""
+    """The clocks of all seats of one game; ``margin`` is waited past each seat's time."""
 
-    def __init__(self, control: TimeControl, seats: int) -> None:
+    def __init__(self, control: TimeControl, seats: int, *, margin: float = DEFAULT_MARGIN) -> None:
         self.control = control
+        self.margin = margin
         bank = control.base if control.base is not None else 0.0
         self._remaining = [bank] * seats
         self._last: list[float | None] = [None] * seats
@@ -122,7 +154,7 @@ class Clock:
         return self._remaining[seat]
 
     def last_turn(self, seat: int) -> float | None:
-        """How long ``seat``'s last turn took as measured, or ``None`` before its first."""
+        """How long ``seat``'s last decision took as measured, or ``None`` before its first."""
         return self._last[seat]
 
     def used(self, seat: int) -> float:
@@ -131,7 +163,7 @@ class Clock:
 
     def budget(self, seat: int) -> float:
         """How long the referee waits for ``seat``'s reply: its time plus the margin."""
-        return self.remaining(seat) + self.control.margin
+        return self.remaining(seat) + self.margin
 
     def charge(self, seat: int, elapsed: float) -> bool:
         """Record that ``seat`` took ``elapsed`` seconds; ``False`` when its flag fell.
@@ -139,7 +171,7 @@ class Clock:
         Time spent inside the margin is taken from the bank, which then stands
         at zero (the bot keeps playing on its increment). When the flag falls the
         bank is left as it was: the game is lost, and :meth:`remaining` still says
-        what the seat had for the turn it overran (for the timeout message).
+        what the seat had for the decision it overran (for the timeout message).
         """
         self._last[seat] = elapsed
         self._used[seat] += elapsed
@@ -149,6 +181,6 @@ class Clock:
         return not flagged
 
     def add_increment(self, seat: int) -> None:
-        """Add the increment after ``seat``'s turn was accepted (Fischer only)."""
+        """Add the increment after ``seat``'s decision was accepted (Fischer only)."""
         if self.control.per_turn is None:
             self._remaining[seat] += self.control.increment

@@ -8,9 +8,11 @@ This module only moves messages and keeps time: the judgement is the sans-I/O
 - :class:`BotPlayer` is one bot of a match or tournament. Its process runs as a
   task in the caller's nursery, is reused from game to game (as UCI engines are)
   and is replaced by a fresh one after a game in which it misbehaved.
+- :class:`BotSeat` puts a :class:`BotPlayer` in one seat of one game, for the
+  game driver (:func:`referee.driver.drive`, which runs every game's loop).
 - :func:`play_game` plays one game between players and returns its
   :class:`GameResult`; a bot fault is a lost game, never an exception.
-- :func:`run_match` plays a series with colours alternating.
+- :func:`run_match` plays a series between N bots with seats rotated.
 
 What a bot writes is judged before it is written to again (docs/protocol.md,
 "When a line counts"): its output is read while its reply is awaited, and what
@@ -26,7 +28,7 @@ message whole is never written to again, nor reused.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -46,14 +48,15 @@ from protocol.messages import (
     RefereeMessage,
     TurnReply,
 )
-from referee.clock import TimeControl
-from referee.errors import BotCrashed, BotFault, BotTimeout
-from referee.games import get_entry, get_game
+from referee.clock import DEFAULT_TIME_CONTROL, Allowances, TimeControl
+from referee.driver import drive
+from referee.errors import BotCrashed, BotFault, BotTimeout, SettingsError
+from referee.games import DEFAULT_GAME, game_seed, get_entry, get_game
 from referee.games.base import GameSettings
 from referee.pgn import GameRecord, append_game
 from referee.process import BotCommand, BotProcess, open_bot
 from referee.sandbox import SandboxPolicy
-from referee.session import Ending, GameSession
+from referee.session import Ending, GameSession, Request, check_players
 from referee.tally import Tally
 
 GOODBYE_TIMEOUT = 0.5
@@ -91,16 +94,28 @@ MAX_LOGGED_LINE_BYTES = 4096
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MatchConfig:
-    """Settings shared by every game of a match or tournament."""
+    """Settings shared by every game of a match or tournament.
 
-    game: str = "ivy"
-    control: TimeControl = field(default_factory=lambda: TimeControl.parse("10+0.1"))
-    options: dict[str, Any] = field(default_factory=dict)
+    ``control`` is the time control the bots play under, ``allowances`` the
+    referee's start-up allowance and margin. ``options`` are the game's own rule
+    settings; they are checked on construction (``Game.check_options``, raising
+    :class:`~referee.errors.SettingsError`) and kept as the game completes them,
+    defaults included.
+    """
+
+    game: str = DEFAULT_GAME
+    control: TimeControl = field(default_factory=lambda: TimeControl.parse(DEFAULT_TIME_CONTROL))
+    allowances: Allowances = field(default_factory=Allowances)
+    options: Mapping[str, Any] = field(default_factory=dict)
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
     log_dir: Path | None = None
     event: str = "?"
     site: str = "?"
     sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)
+
+    def __post_init__(self) -> None:
+        checked = get_game(self.game).check_options(self.options)
+        object.__setattr__(self, "options", checked)
 
 
 @dataclass(frozen=True, slots=True)
@@ -429,6 +444,107 @@ def _slug(name: str) -> str:
 # --- one game -------------------------------------------------------------------
 
 
+class BotSeat:
+    """A :class:`BotPlayer` in one seat of one game (the driver's :class:`~referee.driver.Seat`).
+
+    What it does beyond carrying messages is this module's hardening: the handshake
+    starts (or restarts) the process, faults are written to the game's ``journal``
+    with the lines that caused them, and after the game the bot's output is judged
+    once more, it is sent ``game_over`` and, if it faulted, its process is replaced.
+    """
+
+    forgiving = False
+
+    def __init__(self, player: BotPlayer, journal: GameJournal) -> None:
+        self.player = player
+        self.journal = journal
+        self.link: _Link | None = None
+
+    @property
+    def name(self) -> str:
+        return self.player.name
+
+    @property
+    def next_id(self) -> int:
+        return self._linked().next_id
+
+    def _linked(self) -> _Link:
+        if self.link is None:
+            raise RuntimeError(f"{self.name}'s bot has not started")
+        return self.link
+
+    async def start(self, session: GameSession, seat: int) -> None:
+        """Start (or reuse) the process and hand it ``new_game`` within the start-up allowance."""
+        try:
+            link = await self.player.link()
+        finally:
+            self.journal.between_games(seat, self.player.between_games)
+        self.link = link
+        message = session.new_game(seat, link.next_id)
+        try:
+            ready, _ = await link.ask(message, session.allowances.startup)
+        except BotFault as fault:
+            raise _at_start(fault) from None
+        assert isinstance(ready, Ready), "the connection only accepts ready here"
+        self.journal.ready(seat, ready)
+
+    async def decide(self, request: Request) -> tuple[TurnReply, float]:
+        # What the bot wrote since its last reply is judged first: a reply before
+        # its request, or a second reply, loses this game (and nothing is sent).
+        reply, elapsed = await self._linked().ask(request.message, request.budget)
+        assert isinstance(reply, TurnReply), "the connection only accepts a turn reply here"
+        return reply, elapsed
+
+    async def refused(self, seat: int, error: ErrorMessage) -> None:
+        link = self._linked()
+        if error.code != "timeout":
+            self.journal.bad_line(seat, link.connection.last_reply_line)
+        await link.goodbye(error)
+
+    async def forfeited(self, seat: int, fault: BotFault, error: ErrorMessage | None) -> None:
+        self.journal.offending(seat, fault)
+        if self.link is not None and error is not None:
+            await self.link.goodbye(error)
+
+    async def pending_fault(self, seat: int) -> BotFault | None:
+        """Judge what the bot wrote since its last reply (its end of output too)."""
+        if self.link is None:
+            return None
+        await self.link.drain()
+        return self.link.fault
+
+    async def finish(self, session: GameSession, seat: int) -> None:
+        """Judge what the bot wrote since its last reply, send ``game_over``, keep its logs;
+        replace its process if it faulted, before or after the game was decided."""
+        done = self.link
+        if done is None:
+            return
+        ending = session.ending
+        faulty = ending is not None and seat in ending.faulty_seats
+        # Lines read from now on are judged, but cannot change the result.
+        await done.drain()
+        known = done.fault
+        if known is not None and not faulty:
+            self.journal.after_the_end(seat, known)
+            if isinstance(known, ProtocolViolation):
+                await done.goodbye(known.to_message())
+        if ending is not None:
+            await done.goodbye(session.game_over(done.next_id))
+        if done.fault is not known and done.fault is not None:  # it did not take game_over
+            self.journal.after_the_end(seat, done.fault)
+        self.journal.logs(seat, done)
+        if faulty or done.broken:
+            await self.player.retire(wait=False)
+
+
+def _journal_ending(journal: GameJournal) -> Callable[[GameSession], None]:
+    def note(session: GameSession) -> None:
+        if session.ending is not None:
+            journal.ending(session.ending)
+
+    return note
+
+
 async def play_game(
     players: Sequence[BotPlayer],
     config: MatchConfig,
@@ -439,18 +555,20 @@ async def play_game(
 ) -> GameResult:
     """Play one game, ``players`` in seat order; bot faults become lost games.
 
-    The start is judged as a whole: every bot gets its ``new_game`` and the
-    start-up allowance, and every one that fails it forfeits (all of them: a
-    draw by adjudication). Every bot that faulted, before or after the game was
-    decided, is replaced by a fresh process before its next game.
+    ``seed`` seeds the game's chance (recorded in the ``Seed`` tag of games that
+    have any). The start is judged as a whole: every bot gets its ``new_game``
+    and the start-up allowance, and every one that fails it forfeits (all of
+    them: an adjudicated game). Every bot that faulted, before or after the game
+    was decided, is replaced by a fresh process before its next game.
     """
-    game = get_game(config.game)
+    entry = get_entry(config.game)
     session = GameSession(
-        game,
-        get_entry(config.game).codec,
+        entry.rules,
+        entry.codec,
         GameSettings(players=len(players), seed=seed, start=start, options=config.options),
         players=[p.name for p in players],
         control=config.control,
+        allowances=config.allowances,
         tags={
             "Event": config.event,
             "Site": config.site,
@@ -459,90 +577,14 @@ async def play_game(
         },
         max_line_bytes=config.max_line_bytes,
     )
-    journal = _Journal(session)
-    links: list[_Link | None] = [None] * len(players)
-    failed: dict[int, BotFault] = {}
-
-    async def handshake(seat: int) -> None:
-        player = players[seat]
-        try:
-            link = await player.link()
-        except BotFault as fault:
-            failed[seat] = fault
-            return
-        finally:
-            journal.between_games(seat, player.between_games)
-        links[seat] = link
-        message = session.new_game(seat, link.next_id)
-        try:
-            ready, _ = await link.ask(message, config.control.startup)
-        except BotFault as fault:
-            failed[seat] = _at_start(fault)
-            return
-        assert isinstance(ready, Ready), "the connection only accepts ready here"
-        journal.ready(seat, ready)
-
-    async with trio.open_nursery() as nursery:
-        for place in range(len(players)):
-            nursery.start_soon(handshake, place)
-    if failed:
-        await _charge(session, links, failed, journal)
-
-    while (seat := session.deciding) is not None:
-        link = links[seat]
-        assert link is not None
-        request = session.next_request(link.next_id)
-        try:
-            # What the bot wrote since its last reply is judged first: a reply before
-            # its request, or a second reply, loses this game (and nothing is sent).
-            reply, elapsed = await link.ask(request.message, request.budget)
-        except BotFault as fault:
-            await _charge(session, links, {seat: fault}, journal)
-            continue
-        assert isinstance(reply, TurnReply), "the connection only accepts a turn reply here"
-        error = session.submit(seat, reply, elapsed)
-        if error is not None:
-            if error.code != "timeout":
-                journal.bad_line(seat, link.connection.last_reply_line)
-            await link.goodbye(error)
-
-    ending = session.ending
-    assert ending is not None
-    journal.ending(ending)
-    for place, done in enumerate(links):
-        if done is None:
-            continue
-        # Lines read from now on are judged, but cannot change the result.
-        await done.drain()
-        known = done.fault
-        if known is not None and place not in ending.faulty_seats:
-            journal.after_the_end(place, known)
-            if isinstance(known, ProtocolViolation):
-                await done.goodbye(known.to_message())
-        await done.goodbye(session.game_over(done.next_id))
-        if done.fault is not known and done.fault is not None:  # it did not take game_over
-            journal.after_the_end(place, done.fault)
-        journal.logs(place, done)
-        if place in ending.faulty_seats or done.broken:
-            await players[place].retire(wait=False)
+    journal = GameJournal(session)
+    ending = await drive(
+        session, [BotSeat(player, journal) for player in players], on_end=_journal_ending(journal)
+    )
+    assert ending is not None, "bots cannot stop a game"
     return GameResult(
         record=session.record(), ending=ending, players=session.players, logs=journal.lines()
     )
-
-
-async def _charge(
-    session: GameSession,
-    links: Sequence[_Link | None],
-    faults: dict[int, BotFault],
-    journal: _Journal,
-) -> None:
-    """End the game for the bots at fault and tell each what it did, if it can be told."""
-    errors = session.faults(faults)
-    for seat, fault in faults.items():
-        journal.offending(seat, fault)
-        link, error = links[seat], errors[seat]
-        if link is not None and error is not None:
-            await link.goodbye(error)
 
 
 def _at_start(fault: BotFault) -> BotFault:
@@ -552,7 +594,7 @@ def _at_start(fault: BotFault) -> BotFault:
     return fault
 
 
-class _Journal:
+class GameJournal:
     """The game's log: the bots' ``log`` messages and what the record cannot hold.
 
     Each entry is one line, ``<seat> (<player>): <text>``: what the bots said in
@@ -673,23 +715,68 @@ def _line_text(line: bytes) -> str:
 
 
 @dataclass(slots=True)
-class MatchScore(Tally):
-    """The running score of a match, from the first player's point of view."""
+class Standing:
+    """One bot's games in a match: how many, its points and its places."""
 
-    names: tuple[str, str]
+    name: str
+    games: int = 0
+    points: float = 0.0
+    place_total: int = 0
+
+    @property
+    def mean_score(self) -> float:
+        """Its mean score a game, in the game's unit (Ivy: 1, ½, 0; Verdant: points)."""
+        return self.points / self.games if self.games else 0.0
+
+    @property
+    def mean_place(self) -> float:
+        """Its mean place (1 is best; a shared place counts as itself: 1, 1, 3)."""
+        return self.place_total / self.games if self.games else 0.0
+
+
+@dataclass(slots=True)
+class MatchScore(Tally):
+    """The running score of a match between the bots ``names``.
+
+    ``standings`` holds each bot's games, points and places, in the order the bots
+    were given. ``wins``, ``draws`` and ``losses`` are the first bot's against the
+    second in a two-bot match, by place (as a chess match counts them); they stay
+    0 between more bots, or one alone.
+    """
+
+    names: tuple[str, ...]
     wins: int = 0
     draws: int = 0
     losses: int = 0
+    played: int = 0
+    standings: list[Standing] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.standings:
+            self.standings = [Standing(name) for name in self.names]
+
+    @property
+    def games(self) -> int:
+        """Games played (between more than two bots too, unlike wins + draws + losses)."""
+        return self.played
 
     def add(self, result: GameResult) -> None:
-        first = result.players.index(self.names[0])
-        score = result.ending.scores[first]
-        if score == 1:
-            self.wins += 1
-        elif score == 0:
-            self.losses += 1
-        else:
-            self.draws += 1
+        """Count a finished game of this match."""
+        self.played += 1
+        ending = result.ending
+        for standing in self.standings:
+            seat = result.players.index(standing.name)
+            standing.games += 1
+            standing.points += ending.scores[seat]
+            standing.place_total += ending.places[seat]
+        if len(self.names) == 2:
+            mine, theirs = (ending.places[result.players.index(name)] for name in self.names)
+            if mine < theirs:
+                self.wins += 1
+            elif mine > theirs:
+                self.losses += 1
+            else:
+                self.draws += 1
 
 
 def unique_names(commands: Sequence[BotCommand]) -> list[str]:
@@ -705,28 +792,54 @@ def unique_names(commands: Sequence[BotCommand]) -> list[str]:
     return names
 
 
+def rotation_games(games: int, seats: int) -> int:
+    """``games`` rounded up to whole rotations of ``seats`` bots (a multiple of ``seats``),
+    so that each bot sits each seat equally often; one game stays one (a trial game has
+    no series to balance)."""
+    return games if games == 1 else -(-games // seats) * seats
+
+
+def seating(index: int, seats: int) -> list[int]:
+    """Which bot (by its place in the match) sits in each seat in game ``index`` (from 0).
+
+    Seats rotate one place a game: bot ``b`` sits in seat ``(b - index) mod seats``, so
+    over any ``seats`` consecutive games each bot sits each seat once (two bots: colours
+    alternate, the first bot starting as seat 0).
+    """
+    return [(seat + index) % seats for seat in range(seats)]
+
+
 async def run_match(
     commands: Sequence[BotCommand],
     config: MatchConfig,
     *,
     games: int = 1,
     pgn: Path | None = None,
-    seed: int = 0,
+    seed: int | None = None,
     on_game: Callable[[int, GameResult, MatchScore], Awaitable[None] | None] | None = None,
 ) -> MatchScore:
-    """Play ``games`` games between two bots, colours alternating.
+    """Play ``games`` games between ``commands``, one bot a seat, seats rotated.
 
-    Each finished game is appended to ``pgn`` as it ends (and its bot logs
-    written under ``config.log_dir``); ``on_game`` is called after each. No bot
-    sees ``pgn``, the log directory or the other bot's ``dir``.
+    As many seats as bots (the game must allow that many players). With a multiple
+    of the number of bots as ``games``, each bot sits each seat equally often
+    (:func:`seating`; ``referee match`` rounds the count up to one with
+    :func:`rotation_games`, unless it is 1). Each game's chance is seeded with
+    :func:`game_seed` of ``seed`` and the game's index (without ``seed``: a secret seed
+    per game). Each finished game is appended to ``pgn`` as it
+    ends (and its bot logs written under ``config.log_dir``); ``on_game`` is called
+    after each. No bot sees ``pgn``, the log directory or another bot's ``dir``.
     """
+    seats = len(commands)
+    check_players(get_game(config.game), seats)
+    if games < 1:
+        raise SettingsError(f"a match plays at least one game, not {games}")
     names = unique_names(commands)
-    score = MatchScore((names[0], names[1]))
+    score = MatchScore(tuple(names))
     if config.log_dir is not None:
         config.log_dir.mkdir(parents=True, exist_ok=True)
     if pgn is not None:
         pgn.touch()  # so that the sandbox can hide it from the bots from the start
-    # The outputs, and each player's dir from the other player (never from its own).
+    # The outputs, and each player's dir from the other players (never from its own).
     sandbox = config.sandbox.hiding(pgn, config.log_dir, *(c.cwd for c in commands))
     async with trio.open_nursery() as nursery:
         players = [
@@ -742,8 +855,10 @@ async def run_match(
         ]
         try:
             for index in range(games):
-                seats = players if index % 2 == 0 else players[::-1]
-                result = await play_game(seats, config, round_=str(index + 1), seed=seed + index)
+                seated = [players[bot] for bot in seating(index, seats)]
+                result = await play_game(
+                    seated, config, round_=str(index + 1), seed=game_seed(seed, index)
+                )
                 if pgn is not None:
                     append_game(pgn, result.record)
                 if config.log_dir is not None and result.logs:

@@ -40,6 +40,7 @@ that follows a blank line inside a comment, which then was never closed.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -71,9 +72,6 @@ unfinished. Games of one seat or of three to five seats have other results
 
 MAX_SEATS = 5
 """The most seats a record's ``Result`` can give places to."""
-
-MAX_SYMBOL_LENGTH = 255
-"""PGN's limit on the length of a symbol (a decision's word, its actor included)."""
 
 MAX_LINE_LENGTH = 79
 """Movetext lines are wrapped to stay under 80 characters."""
@@ -335,26 +333,44 @@ def score_text(score: float) -> str:
 
 def score_words(breakdown: Breakdown, score: float) -> str:
     """One seat's score by category, then its total: ``plants=20 pots=8 total=28``."""
-    return " ".join([*(f"{name}={value}" for name, value in breakdown), f"total={score_text(score)}"])
+    parts = [f"{name}={value}" for name, value in breakdown]
+    return " ".join([*parts, f"total={score_text(score)}"])
 
 
 def outcome_tags(
-    places: Sequence[int], scores: Sequence[float], breakdown: Sequence[Breakdown]
+    places: Sequence[int],
+    scores: Sequence[float],
+    breakdown: Sequence[Breakdown],
+    *,
+    points: bool = False,
 ) -> dict[str, str]:
-    """The tags recording how a game scored by categories ended (none for other games).
+    """The tags recording how a game scored in points ended (none for other games).
 
-    ``Places`` and ``Scores`` in seat order joined by ``-`` (``1-2-3``, ``47-38-30``) and
-    each seat's ``SeatNScore``, its :func:`score_words`.
+    ``Places`` and ``Scores`` in seat order joined by ``-`` (``1-2-3``, ``47-38-30``) and,
+    when the rules scored it by categories, each seat's ``SeatNScore``, its
+    :func:`score_words`. ``points``: the game is scored in points even without a
+    breakdown (a forfeit, which scores 0 for every seat).
     """
-    if not breakdown:
+    if not breakdown and not points:
         return {}
     tags = {
         "Places": "-".join(str(place) for place in places),
         "Scores": "-".join(score_text(score) for score in scores),
     }
+    if not breakdown:
+        return tags
     for seat, (parts, score) in enumerate(zip(breakdown, scores, strict=True)):
         tags[f"Seat{seat + 1}Score"] = score_words(parts, score)
     return tags
+
+
+def tagged_scores(tags: Mapping[str, str]) -> tuple[float, ...] | None:
+    """The scores a record's ``Scores`` tag gives in seat order (``None``: no such tag, or
+    one that is not numbers joined by ``-``)."""
+    text = tags.get("Scores")
+    if text is None or not re.fullmatch(r"[0-9]+(?:\.[0-9]+)?(?:-[0-9]+(?:\.[0-9]+)?)*", text):
+        return None
+    return tuple(float(score) for score in text.split("-"))
 
 
 RESERVED_TAGS: frozenset[str] = frozenset(
@@ -411,11 +427,15 @@ def split_actor_word(word: str) -> tuple[int, str]:
 
 @dataclass(frozen=True, slots=True)
 class RecordedTurn:
-    """One turn of a record: its token (Ivy: a §7 turn), a comment and clock annotations.
+    """One decision of a record: its token (Ivy: a §7 turn), a comment and clock annotations.
 
     ``comment`` is free text, cleaned on construction (:func:`clean_comment`), so
     it may come from anywhere; ``clock`` is written before it in the same
     ``{…}``. An empty comment next to a clock is no comment (``None``).
+
+    Without an actor the token is a PGN symbol (letters, digits, ``_+#=:-``, starting
+    with a letter) or ``--``; with one it may also hold ``,/@.`` and start with a
+    digit (docs/records.md). A chance decision has no clock: chance takes no time.
     """
 
     token: str
@@ -428,28 +448,56 @@ class RecordedTurn:
     """The game's turn number of the decision, with :attr:`actor`."""
 
     def __post_init__(self) -> None:
-        if not _SYMBOL.fullmatch(self.token):
-            raise RecordError(f"turn token {clip(self.token, 40)!r} is not a PGN symbol")
+        if self.actor is None:
+            if not _SYMBOL.fullmatch(self.token):
+                raise RecordError(f"turn token {clip(self.token, 40)!r} is not a PGN symbol")
+            if _ACTOR_WORD.fullmatch(self.token):  # it would read back as another seat's
+                raise RecordError(f"turn token {clip(self.token, 40)!r} reads as an actor word")
+            if self.turn is not None:
+                raise RecordError("a turn number goes with an actor")
+        else:
+            self._check_actor(self.actor, self.turn)
         clock = self.clock
         if clock is not None and clock.clock_ms is None and clock.elapsed_ms is None:
             clock = None
+        if clock is not None and self.actor == CHANCE:
+            raise RecordError(f"chance decision {clip(self.token, 40)!r} has a clock")
         comment = None if self.comment is None else clean_comment(self.comment)
         if clock is not None and comment == "":
             comment = None
         object.__setattr__(self, "clock", clock)
         object.__setattr__(self, "comment", comment)
 
+    def _check_actor(self, actor: int, turn: int | None) -> None:
+        """Refuse an actor, turn number or token that the record could not hold."""
+        if type(actor) is not int or (actor != CHANCE and not 0 <= actor < 99):
+            raise RecordError(f"actor {actor!r} is neither a seat (0 to 98) nor chance")
+        if type(turn) is not int or turn < 1:
+            raise RecordError(f"decision {clip(self.token, 40)!r} has no turn number (1 or more)")
+        if not _DECISION.fullmatch(self.token):
+            raise RecordError(
+                f"decision token {clip(self.token, 40)!r} is not letters, digits and"
+                " _+#=:-,/@. starting with a letter or digit"
+            )
+
+    @property
+    def word(self) -> str:
+        """The decision as the movetext writes it: the token, after its actor if any."""
+        return self.token if self.actor is None else actor_word(self.actor, self.token)
+
 
 @dataclass(frozen=True, slots=True)
 class GameRecord:
-    """One game: tags, turns, result and an optional comment before the first turn.
+    """One game: tags, decisions, result and an optional comment before the first one.
 
     ``tags`` is normalised on construction: every value cleaned
     (:func:`clean_tag_value`), the seven-tag roster first, in its order (missing
     roster tags get PGN's unknown values, ``Result`` the record's result), then
-    the other tags in the order given. ``result`` is one of :data:`RESULTS`; a
-    ``Result`` tag that disagrees with it is refused. ``comment`` is cleaned like
-    a turn's.
+    the other tags in the order given. ``result`` is one of the forms
+    :func:`result_token` makes, or ``*``; when the tags name the seats
+    (:func:`record_seats`), it must give them as many places. A ``Result`` tag that
+    disagrees with it is refused. The turns either all name their actor, with turn
+    numbers that never go down, or none does. ``comment`` is cleaned like a turn's.
     """
 
     tags: dict[str, str] = field(default_factory=dict)
@@ -458,8 +506,7 @@ class GameRecord:
     comment: str | None = None
 
     def __post_init__(self) -> None:
-        if self.result not in RESULTS:
-            raise RecordError(f"result {self.result!r} is not one of {', '.join(RESULTS)}")
+        places = _places_of(self.result)
         cleaned: dict[str, str] = {}
         for name, value in self.tags.items():
             if not _TAG_NAME.fullmatch(name):
@@ -468,12 +515,27 @@ class GameRecord:
         tagged = cleaned.get("Result", self.result)
         if tagged != self.result:
             raise RecordError(f"Result tag {tagged!r} does not match the result {self.result!r}")
+        seats = record_seats(cleaned)
+        if places is not None and seats is not None and len(places) != seats:
+            raise RecordError(f"result {self.result!r} is not a result of {seats} seats")
         ordered = {name: cleaned.get(name, ROSTER_DEFAULTS[name]) for name in SEVEN_TAG_ROSTER}
         ordered["Result"] = self.result
         ordered.update((k, v) for k, v in cleaned.items() if k not in ordered)
         object.__setattr__(self, "tags", ordered)
         if self.comment is not None:
             object.__setattr__(self, "comment", clean_comment(self.comment))
+        _check_actors(self.turns)
+
+    @property
+    def seats(self) -> int | None:
+        """How many seats the tags name (``Seat1`` … ``SeatN``), or ``None``: see
+        :func:`record_seats`."""
+        return record_seats(self.tags)
+
+    @property
+    def names_actors(self) -> bool:
+        """Whether the decisions name their actors (a game that does not simply alternate)."""
+        return bool(self.turns) and self.turns[0].actor is not None
 
     @property
     def start_position(self) -> str | None:
@@ -502,6 +564,18 @@ class GameRecord:
         return int(fields[-1])
 
 
+def _check_actors(turns: Sequence[RecordedTurn]) -> None:
+    """Refuse turns of which some name their actor and some do not, or whose turn
+    numbers go down."""
+    named = [turn.turn for turn in turns if turn.actor is not None]
+    if named and len(named) != len(turns):
+        raise RecordError("some decisions name their actor and some do not")
+    for before, after in itertools.pairwise(named):
+        assert before is not None and after is not None
+        if after < before:
+            raise RecordError(f"turn {after} is recorded after turn {before}")
+
+
 # --- the writer ----------------------------------------------------------------
 
 
@@ -516,18 +590,37 @@ def format_game(record: GameRecord) -> str:
     words: list[str] = []
     if record.comment is not None:
         words += _comment_words(record.comment, None)
-    first = record.first_turn
-    for index, played in enumerate(record.turns):
-        turn = first + index
-        if turn % 2 == 1:
-            words.append(f"{(turn + 1) // 2}.")
-        elif index == 0:
-            words.append(f"{turn // 2}...")
-        words.append(played.token)
+    numbers = _actor_numbers(record.turns) if record.names_actors else _chess_numbers(record)
+    for number, played in zip(numbers, record.turns, strict=True):
+        if number is not None:
+            words.append(number)
+        words.append(played.word)
         if played.comment is not None or played.clock is not None:
             words += _comment_words(played.comment, played.clock)
     words.append(record.result)
     return "\n".join(tag_lines) + "\n\n" + "\n".join(_wrap(words)) + "\n\n"
+
+
+def _chess_numbers(record: GameRecord) -> Iterator[str | None]:
+    """Chess PGN's move numbers: ``N.`` before the first seat's turns (odd turn numbers),
+    ``N...`` before a first recorded turn that is the second seat's."""
+    first = record.first_turn
+    for index in range(len(record.turns)):
+        turn = first + index
+        if turn % 2 == 1:
+            yield f"{(turn + 1) // 2}."
+        elif index == 0:
+            yield f"{turn // 2}..."
+        else:
+            yield None
+
+
+def _actor_numbers(turns: Sequence[RecordedTurn]) -> Iterator[str | None]:
+    """The game's turn number ``N.`` before the first decision of each turn."""
+    last = None
+    for played in turns:
+        yield None if played.turn == last else f"{played.turn}."
+        last = played.turn
 
 
 def append_game(path: str | os.PathLike[str], record: GameRecord) -> None:
@@ -853,18 +946,23 @@ _MOVETEXT = re.compile(
     r"""
     \s*(?:
       (?P<end>$)
-    | (?P<result>1-0|0-1|1/2-1/2|\*)(?=[\s{;]|$)
+    | (?P<result>1-0|0-1|1/2-1/2|\*|[1-9](?:-[1-9]){2,})(?=[\s{;]|$)
     | (?P<number>\d+(?:\.+|(?=[\s{;]|$)))
     | (?P<dots>\.+)
     | (?P<nag>\$\d+)(?=[\s{;]|$)
-    | (?P<symbol>[A-Za-z][A-Za-z0-9_+#=:\-]*|--)(?:[!?]{1,2})?(?=[\s{;$]|$)
+    | (?P<actor>(?:c|s[1-9][0-9]?):[A-Za-z0-9][A-Za-z0-9_+\#=:\-,/@.]*)(?:[!?]{1,2})?(?=[\s{;$]|$)
+    | (?P<symbol>[A-Za-z][A-Za-z0-9_+\#=:\-]*|--)(?:[!?]{1,2})?(?=[\s{;$]|$)
     | (?P<comment>\{)
     | (?P<rest>;)
     | (?P<variation>\()
     )""",
     re.VERBOSE,
 )
-"""The next token of a movetext line, after any blanks (``end``: nothing more on it)."""
+"""The next token of a movetext line, after any blanks (``end``: nothing more on it).
+
+A ``number`` with no period is the result of a solo game when the ``Result`` tag
+holds it; otherwise every number is a move number.
+"""
 
 
 class _Reader:
@@ -907,7 +1005,8 @@ class _Reader:
     def read_game(self, number: int) -> GameRecord:
         tags = self._read_tags(number)
         leading: list[str] = []
-        turns: list[tuple[str, list[str]]] = []
+        turns: list[_Word] = []
+        move_number: int | None = None
         lines = self.lines
         while True:
             if self.row >= len(lines):
@@ -927,10 +1026,18 @@ class _Reader:
             self.col = match.end()
             if kind == "result":
                 return self._finish(number, tags, leading, turns, match.group("result"))
-            if kind == "symbol":
-                turns.append((match.group("symbol"), []))
+            if kind == "number":
+                text = match.group("number")
+                digits = text.rstrip(".")
+                if digits == text and tags.get("Result") == digits:
+                    return self._finish(number, tags, leading, turns, digits)
+                move_number = int(digits)
+            elif kind == "symbol":
+                turns.append(_Word(match.group("symbol")))
+            elif kind == "actor":
+                turns.append(_Word(match.group("actor"), named=True, turn=move_number))
             elif kind == "comment":
-                (turns[-1][1] if turns else leading).append(self._read_comment(number))
+                (turns[-1].comments if turns else leading).append(self._read_comment(number))
             elif kind == "rest":
                 self._next_line()
             elif kind == "variation":
@@ -980,7 +1087,7 @@ class _Reader:
         number: int,
         tags: dict[str, str],
         leading: list[str],
-        turns: list[tuple[str, list[str]]],
+        turns: list[_Word],
         result: str,
     ) -> GameRecord:
         """Build the record once the result token is read."""
@@ -991,7 +1098,7 @@ class _Reader:
         try:
             return GameRecord(
                 tags=tags,
-                turns=[_recorded_turn(token, comments) for token, comments in turns],
+                turns=[word.recorded() for word in turns],
                 result=result,
                 comment=_join(leading),
             )
@@ -1002,13 +1109,30 @@ class _Reader:
         raise _Broken(PgnError(number, self.line_number(row), reason))
 
 
-def _recorded_turn(token: str, comments: list[str]) -> RecordedTurn:
-    """A turn read back: its clock annotations taken out of its comments."""
-    text = _join(comments)
-    if text is None:
-        return RecordedTurn(token)
-    clock, rest = _split_clock(text)
-    return RecordedTurn(token, rest if rest or clock is None else None, clock)
+@dataclass(slots=True)
+class _Word:
+    """A decision's word as read, with the comments after it.
+
+    ``named``: the word names its actor (``s1:…``, ``c:…``); ``turn`` is then the
+    last move number read before it (``None``: none was).
+    """
+
+    word: str
+    named: bool = False
+    turn: int | None = None
+    comments: list[str] = field(default_factory=list)
+
+    def recorded(self) -> RecordedTurn:
+        """The decision read back, its clock annotations taken out of its comments."""
+        actor, token = split_actor_word(self.word) if self.named else (None, self.word)
+        if self.named and self.turn is None:
+            raise RecordError(f"decision {clip(self.word, 40)!r} comes before any turn number")
+        text = _join(self.comments)
+        if text is None:
+            return RecordedTurn(token, actor=actor, turn=self.turn)
+        clock, rest = _split_clock(text)
+        comment = rest if rest or clock is None else None
+        return RecordedTurn(token, comment, clock, actor, self.turn)
 
 
 def _join(comments: list[str]) -> str | None:

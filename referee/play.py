@@ -1,32 +1,39 @@
-"""A person plays a bot in the terminal.
+"""A person plays bots in the terminal.
 
-The person types turn tokens (§7: ``c2+Lc2``, ``--``); the board is drawn after
-every turn. An illegal or malformed turn is explained and asked for again — a
-person is not forfeited for a typo. The bot is refereed exactly as in a match
-(same :class:`~referee.session.GameSession`, same clock rules); the person's
-clock is not charged.
+The person sits in one seat (:class:`PersonSeat`), bot processes in the others, and
+the game driver (:func:`referee.driver.drive`) runs the game as in any match: the
+bots are refereed exactly as there (same session, same bot seats, same clocks).
+Before each of the person's decisions they are told what the others did since their
+last one, as they may see it, and shown their view, drawn by the game's renderer;
+they type the decision in the game's record notation (the game's ``person_help``
+says how). A malformed or illegal decision is explained and asked for again — a
+person is not forfeited for a typo — and the person's clock is not charged.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import trio
 
-from protocol.messages import ErrorMessage, TurnReply
-from referee.errors import BotFault, RuleError
-from referee.games import get_entry, get_game
+from protocol.messages import ErrorMessage, PastTurn, TurnReply
+from referee.driver import SeatStopped, drive
+from referee.errors import BotFault, RuleError, SettingsError
+from referee.games import GameEntry, get_entry
 from referee.games.base import GameSettings
-from referee.games.ivy.render import render
-from referee.match import BotPlayer, MatchConfig
+from referee.match import BotPlayer, BotSeat, GameJournal, MatchConfig, unique_names
 from referee.pgn import GameRecord, append_game
 from referee.process import BotCommand
-from referee.session import GameSession
-from referee.untrusted import for_terminal
+from referee.session import GameSession, Request, check_players
+from referee.untrusted import for_terminal, printable
 
-HELP = "Type a turn such as c2+Lc2 (creep c2, leaf on c2), xg3 (choke g3), -- (pass); 'quit' stops."
+STOP_WORDS = frozenset({"quit", "exit", "resign"})
+"""What a person types to stop the game (it is left unfinished)."""
+
+HELP_WORDS = frozenset({"help", "?"})
+"""What a person types to be told how to write a decision."""
 
 
 class _LineReader:
@@ -54,104 +61,164 @@ class _LineReader:
         await self._stream.aclose()
 
 
+class PersonSeat:
+    """A person at the terminal in one seat (the driver's :class:`~referee.driver.Seat`)."""
+
+    forgiving = True
+
+    def __init__(
+        self,
+        name: str,
+        entry: GameEntry,
+        reader: _LineReader,
+        *,
+        color: bool,
+        say: Callable[[str], None],
+    ) -> None:
+        self._name = name
+        self._entry = entry
+        self._reader = reader
+        self._color = color
+        self._say = say
+        self._requests = 0
+        self._shown = 0  # the id of the last request whose news and view were shown
+        self._players: tuple[str, ...] = ()
+        self._seat_name = ""
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def next_id(self) -> int:
+        return self._requests + 1
+
+    def help(self) -> str:
+        return f"{self._entry.person_help} Type 'quit' to stop, 'help' to see this again."
+
+    async def start(self, session: GameSession, seat: int) -> None:
+        self._players = session.players
+        self._seat_name = session.seat_name(seat)
+        others = [printable(name) for place, name in enumerate(session.players) if place != seat]
+        against = f" against {', '.join(others)}" if others else ""
+        self._say(f"You play {self._seat_name}{against}. {self.help()}")
+
+    async def decide(self, request: Request) -> tuple[TurnReply, float]:
+        """Prompt until the person types a decision the game can read."""
+        message = request.message
+        self._requests = max(self._requests, message.id)
+        if message.id != self._shown:  # asked again after a refusal: said already
+            self._shown = message.id
+            self._tell(message.since_last)
+            self._say(self._entry.render(request.view, self._color))
+        rules = self._entry.rules
+        while True:
+            self._say(f"{self._seat_name} to play> ")
+            line = await self._reader.readline()
+            if line is None or line.lower() in STOP_WORDS:
+                raise SeatStopped
+            if line.lower() in HELP_WORDS:
+                self._say(self.help())
+                continue
+            try:
+                decision = rules.parse_decision(line)
+            except RuleError as error:
+                self._say(f"Not a legal turn: {for_terminal(str(error))}")
+                continue
+            return TurnReply(id=message.id, actions=self._entry.codec.actions_raw(decision)), 0.0
+
+    async def refused(self, seat: int, error: ErrorMessage) -> None:
+        self._say(f"Not a legal turn: {for_terminal(error.message)}")
+
+    async def forfeited(self, seat: int, fault: BotFault, error: ErrorMessage | None) -> None:
+        self._say(f"You forfeit: {for_terminal(str(fault))}")
+
+    async def pending_fault(self, seat: int) -> BotFault | None:
+        return None  # a person is never at fault: a stop is asked for, not detected
+
+    async def finish(self, session: GameSession, seat: int) -> None:
+        """Tell the person the last decisions, show the final position and the result."""
+        self._tell(session.news(seat))
+        ending = session.ending
+        if ending is None:
+            self._say("Stopped; the game is left unfinished.")
+            return
+        self._say(self._entry.render_public(session.state, self._color))
+        reason = for_terminal(ending.reason)  # it may quote a bot
+        self._say(f"Game over: {ending.result} — {reason}")
+
+    def _tell(self, news: Sequence[PastTurn]) -> None:
+        """Say what the others did (as the person may see it), oldest first."""
+        for past in news:
+            if past.seat is None:
+                self._say(f"Chance: {past.notation}")
+            else:
+                self._say(f"{printable(self._players[past.seat])} plays {past.notation}")
+
+
 async def play_against(
-    command: BotCommand,
+    bots: Sequence[BotCommand],
     *,
-    human_seat: int,
+    seat: int,
     config: MatchConfig,
     color: bool,
+    seed: int = 0,
     say: Callable[[str], None] = print,
-    human_name: str = "human",
+    person_name: str = "human",
     pgn: Path | None = None,
     input_fd: int = 0,
 ) -> GameRecord:
-    """Play one game between the person at ``input_fd`` and the bot ``command``."""
-    game = get_game(config.game)
-    if game.name != "ivy":
-        raise RuleError(f"the terminal board can only draw Ivy, not {game.name}")
-    codec = get_entry(game.name).codec
-    names = [command.display_name] * 2
-    names[human_seat] = human_name if human_name != command.display_name else f"{human_name}-1"
+    """Play one game between the person at ``input_fd``, in ``seat``, and ``bots``.
+
+    The bots take the other seats in the order given. ``seed`` seeds the game's
+    chance. The finished (or stopped) game is appended to ``pgn``, if given.
+    """
+    entry = get_entry(config.game)
+    players = len(bots) + 1
+    check_players(entry.rules, players)
+    if not 0 <= seat < players:
+        raise SettingsError(f"seat {seat + 1} does not exist in a game of {players} players")
+    bot_names = unique_names(bots)
+    name = person_name
+    while name in bot_names:
+        name += "-1"
+    names = [*bot_names[:seat], name, *bot_names[seat:]]
     session = GameSession(
-        game,
-        codec,
-        GameSettings(players=2, options=config.options),
+        entry.rules,
+        entry.codec,
+        GameSettings(players=players, seed=seed, options=config.options),
         players=names,
         control=config.control,
+        allowances=config.allowances,
         tags={"Event": "Human vs bot", "Site": config.site},
         max_line_bytes=config.max_line_bytes,
     )
-    bot_seat = 1 - human_seat
     reader = _LineReader(input_fd)
-    say(f"You play {session.seat_name(human_seat)} against {command.display_name}. {HELP}")
     try:
         async with trio.open_nursery() as nursery:
-            player = BotPlayer(
-                command,
-                names[bot_seat],
-                nursery,
-                max_line_bytes=config.max_line_bytes,
-                sandbox=config.sandbox.hiding(pgn),
-            )
+            sandbox = config.sandbox.hiding(pgn, *(command.cwd for command in bots))
+            bot_players = [
+                BotPlayer(
+                    command,
+                    bot_name,
+                    nursery,
+                    max_line_bytes=config.max_line_bytes,
+                    sandbox=sandbox,
+                )
+                for command, bot_name in zip(bots, bot_names, strict=True)
+            ]
+            journal = GameJournal(session)
+            seats: list[BotSeat | PersonSeat] = [BotSeat(p, journal) for p in bot_players]
+            seats.insert(seat, PersonSeat(name, entry, reader, color=color, say=say))
             try:
-                link = await player.link()
-                await link.ask(session.new_game(bot_seat, link.next_id), config.control.startup)
-            except BotFault as fault:
-                session.fault(bot_seat, fault)
-            while (seat := session.deciding) is not None:
-                say(render(game.view(session.state, seat), color))
-                if seat == human_seat:
-                    reply = await _ask_person(session, reader, say)
-                    if reply is None:
-                        say("Stopped; the game is left unfinished.")
-                        break
-                    session.submit(seat, reply, 0.0)
-                    continue
-                request = session.next_request(link.next_id)
-                error: ErrorMessage | None
-                try:
-                    bot_reply, elapsed = await link.ask(request.message, request.budget)
-                    assert isinstance(bot_reply, TurnReply)
-                    error = session.submit(seat, bot_reply, elapsed)
-                except BotFault as fault:
-                    error = session.fault(seat, fault)
-                if error is not None:
-                    await link.goodbye(error)
-                else:
-                    say(f"{names[bot_seat]} plays {session.last_notation}")
-            if session.ending is not None:
-                say(render(game.view(session.state, 0), color))
-                reason = for_terminal(session.ending.reason)  # it may quote the bot
-                say(f"Game over: {session.ending.result} — {reason}")
-            await player.close()
+                await drive(session, seats)
+            finally:
+                with trio.CancelScope(shield=True):
+                    for player in bot_players:
+                        await player.close()
     finally:
         await reader.aclose()
     record = session.record()
     if pgn is not None:
         append_game(pgn, record)
     return record
-
-
-async def _ask_person(
-    session: GameSession, reader: _LineReader, say: Callable[[str], None]
-) -> TurnReply | None:
-    """Prompt until the person types a legal turn; ``None`` when they stop."""
-    game = session.game
-    seat = session.deciding
-    assert seat is not None
-    request = session.next_request(0)
-    while True:
-        say(f"{session.seat_name(seat)} to play> ")
-        line = await reader.readline()
-        if line is None or line.lower() in {"quit", "exit", "resign"}:
-            return None
-        if line.lower() in {"help", "?"}:
-            say(HELP)
-            continue
-        try:
-            decision = game.parse_decision(line)
-            game.apply(session.state, seat, decision)
-        except RuleError as error:
-            say(f"Not a legal turn: {error}")
-            continue
-        return TurnReply(id=request.message.id, actions=session.codec.actions_raw(decision))

@@ -42,23 +42,26 @@ async def preflight(
     *,
     start: str | None = None,
     at_once: int | None = None,
+    seats: int | None = None,
 ) -> None:
     """Start the bot of each player in ``names`` and check it answers ``new_game``.
 
-    Each is told of a game from ``start`` (the game's standard start when
-    ``None``) against the next player in ``names``. At most ``at_once`` bots run
-    at the same time (all of them when ``None``). Raises :class:`PreflightError`
+    Each is told of a game of ``seats`` players (default: two, or as few as the
+    game allows) from ``start`` (the game's standard start when ``None``), in its
+    first seat, the next players in ``names`` in the others. At most ``at_once``
+    bots run at the same time (all of them when ``None``). Raises :class:`PreflightError`
     naming every player that failed and why; a failure of the referee's own
     resources (:class:`~referee.errors.RefereeFault`) propagates unchanged.
     """
+    game = get_game(config.game)
+    if seats is None:
+        seats = min(max(2, game.min_players), game.max_players)
     failures: dict[str, str] = {}
     limiter = trio.CapacityLimiter(at_once or max(1, len(names)))
     async with trio.open_nursery() as nursery:
-        for place, name in enumerate(names):
-            opponent = names[(place + 1) % len(names)] if len(names) > 1 else name
-            nursery.start_soon(
-                _check, name, opponent, make_player, config, start, limiter, failures
-            )
+        for place in range(len(names)):
+            table = tuple(names[(place + seat) % len(names)] for seat in range(seats))
+            nursery.start_soon(_check, table, make_player, config, start, limiter, failures)
     if failures:
         listed = "; ".join(f"{name}: {failures[name]}" for name in names if name in failures)
         who = "a player" if len(failures) == 1 else f"{len(failures)} players"
@@ -69,28 +72,31 @@ async def preflight(
 
 
 async def _check(
-    name: str,
-    opponent: str,
+    table: tuple[str, ...],
     make_player: MakePlayer,
     config: MatchConfig,
     start: str | None,
     limiter: trio.CapacityLimiter,
     failures: dict[str, str],
 ) -> None:
-    """Start one bot, hand it a ``new_game``, and note in ``failures`` why it failed."""
+    """Start the bot of ``table[0]``, hand it a ``new_game`` for a game between ``table``,
+    and note in ``failures`` why it failed."""
+    name = table[0]
     async with limiter, trio.open_nursery() as nursery:
         player = make_player(name, nursery)
         try:
             link = await player.link()
+            entry = get_entry(config.game)
             session = GameSession(
-                get_game(config.game),
-                get_entry(config.game).codec,
-                GameSettings(players=2, start=start, options=config.options),
-                players=(name, opponent),
+                entry.rules,
+                entry.codec,
+                GameSettings(players=len(table), start=start, options=config.options),
+                players=table,
                 control=config.control,
+                allowances=config.allowances,
                 max_line_bytes=config.max_line_bytes,
             )
-            await link.ask(session.new_game(0, link.next_id), config.control.startup)
+            await link.ask(session.new_game(0, link.next_id), config.allowances.startup)
         except BotFault as fault:
             # The message may quote the bot's own output.
             failures[name] = clip(printable(str(fault)), MAX_REASON) or type(fault).__name__

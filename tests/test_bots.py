@@ -165,7 +165,7 @@ class Cheater(Bot):
 
 
 def test_arena_forfeits_a_bot_out_of_time() -> None:
-    played = play_game(Sleeper(), RandomBot(0), time_control=TimeControl(base=0.05, margin=0.0))
+    played = play_game(Sleeper(), RandomBot(0), time_control=TimeControl(base=0.05), margin=0.0)
     assert played.ending.scores == (0.0, 1.0)
     assert played.ending.termination == "time forfeit"
     assert played.ending.reason.startswith("Green (sleeper) forfeits: Green ran out of time")
@@ -189,7 +189,10 @@ def test_arena_tells_bots_about_the_game() -> None:
             seen.append(result)
 
     played = play_game(
-        Watcher(1), GreedyBot(1), time_control=TimeControl(base=5.0, increment=0.1), turn_limit=6
+        Watcher(1),
+        GreedyBot(1),
+        time_control=TimeControl(base=5.0, increment=0.1),
+        options={"turn_limit": 6},
     )
     info, result = seen
     assert isinstance(info, GameInfo) and info.player is Player.GREEN and info.turn_limit == 6

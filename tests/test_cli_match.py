@@ -20,7 +20,7 @@ from fakebots import FAKEBOTS, leftover_processes
 import tournaments.runner
 from referee.cli import main
 from referee.errors import RefereeFault
-from referee.pgn import read_pgn_file
+from referee.pgn import GameRecord, read_pgn_file
 from referee.replay import verify
 
 PASS_BOT = f"{sys.executable} -u {FAKEBOTS / 'pass_bot.py'}"
@@ -35,16 +35,17 @@ def test_match_prints_each_game_and_the_score(tmp_path: Path) -> None:
     pgn = tmp_path / "out" / "m.pgn"
     result = run(
         "match", f"name=one cmd='{PASS_BOT}'", f"name=two cmd='{PASS_BOT}'",
-        "--games", "3", "--turn-limit", "6", "--tc", "5+0.1",
+        "--games", "3", "--option", "turn_limit=6", "--tc", "5+0.1",
         "--pgn", str(pgn), "--log-dir", str(tmp_path / "logs"),
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0].startswith("game 1: one vs two  1/2-1/2  (turn limit 6 reached; 6 turns)")
     assert lines[1].startswith("game 2: two vs one")
-    assert "Score of one vs two: 0 - 0 - 3 [0.500] 3, Elo difference: +0.0" in result.stdout
+    assert "Score of one vs two: 0 - 0 - 4 [0.500] 4, Elo difference: +0.0" in result.stdout
+    assert "Warning: 3 games rounded up to 4, a multiple of the 2 bots" in result.stderr
     games = read_pgn_file(pgn)
-    assert len(games) == 3 and all(verify(game).valid for game in games)
+    assert len(games) == 4 and all(verify(game).valid for game in games)
     assert leftover_processes() == []
 
 
@@ -52,7 +53,7 @@ def test_match_records_a_crash_as_a_lost_game(tmp_path: Path) -> None:
     pgn = tmp_path / "m.pgn"
     result = run(
         "match", f"name=crashy cmd='{CRASH_BOT}'", f"name=steady cmd='{PASS_BOT}'",
-        "--games", "2", "--turn-limit", "6", "--pgn", str(pgn),
+        "--games", "2", "--option", "turn_limit=6", "--pgn", str(pgn),
         "--log-dir", str(tmp_path / "logs"),
     )  # fmt: skip
     assert result.exit_code == 0, result.output
@@ -79,7 +80,7 @@ def test_play_lets_a_person_type_turns_and_explains_mistakes(tmp_path: Path) -> 
     pgn = tmp_path / "played.pgn"
     typed = "c2\nd9\n--\nc3+Lc3\n--\n"
     completed = subprocess.run(
-        [sys.executable, "-m", "referee.cli", "play", PASS_BOT, "--turn-limit", "8",
+        [sys.executable, "-m", "referee.cli", "play", PASS_BOT, "--option", "turn_limit=8",
          "--no-color", "--pgn", str(pgn)],
         input=typed, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
@@ -98,7 +99,7 @@ def test_play_lets_a_person_type_turns_and_explains_mistakes(tmp_path: Path) -> 
 def test_tournament_from_flags_then_ratings_of_its_pgn(tmp_path: Path) -> None:
     out = tmp_path / "t"
     args = [
-        "tournament", "--quiet", "--output", str(out), "--turn-limit", "6", "--tc", "5+0.1",
+        "tournament", "--quiet", "--output", str(out), "--option", "turn_limit=6", "--tc", "5+0.1",
         "--games", "2", "--concurrency", "2",
         "--player", f"name=a cmd='{PASS_BOT}'",
         "--player", f"name=b cmd='{PASS_BOT}'",
@@ -205,8 +206,8 @@ def interrupt(process: subprocess.Popen[str]) -> tuple[int, str]:
 def test_ctrl_c_in_a_match_exits_130_with_one_line(tmp_path: Path) -> None:
     pgn = tmp_path / "m.pgn"
     match = start(
-        "match", PASS_BOT, PASS_BOT, "--games", "1000", "--turn-limit", "6", "--pgn", str(pgn),
-        cwd=tmp_path,
+        "match", PASS_BOT, PASS_BOT, "--games", "1000", "--option", "turn_limit=6",
+        "--pgn", str(pgn), cwd=tmp_path,
     )  # fmt: skip
     wait_until(lambda: pgn.exists() and "[Result" in pgn.read_text(), match)
     status, stderr = interrupt(match)
@@ -253,7 +254,10 @@ def test_ctrl_c_in_a_tournament_exits_130(tmp_path: Path) -> None:
         (["--player", "name=? cmd=z", "--player", "b"], "'?' means 'unknown' in PGN"),
         (["--player", f"name={'n' * 300} cmd=z", "--player", "b"], "300 characters long"),
         (["--games", "1" + "0" * 20], "more than the 1,000,000,000,000,000"),
-        (["--turn-limit", "100000000"], "turn_limit must be a whole number from 1 to 1000000"),
+        (
+            ["--option", "turn_limit=100000000"],
+            "turn_limit must be a whole number from 1 to 1000000",
+        ),
     ],
 )
 def test_bad_tournament_settings_are_one_error_line_and_create_nothing(
@@ -332,3 +336,93 @@ def test_errors_from_several_tasks_at_once_are_one_line(
     with contextlib.chdir(tmp_path):
         result = run("tournament", "--quiet", "--player", PASS_BOT, "--player", PASS_BOT)
     assert (result.exit_code, result.stderr) == (status, stderr)
+
+
+# --- games of more seats: Verdant end to end -------------------------------------------
+
+VERDANT_RANDOM = f"{sys.executable} -m bots.verdant.random"
+
+
+def test_match_between_three_verdant_bots_rotates_seats_and_records_seeds(tmp_path: Path) -> None:
+    pgn = tmp_path / "v.pgn"
+    bots = [f"name={name} cmd='{VERDANT_RANDOM} --seed {n}'" for n, name in enumerate("abc")]
+    result = run(
+        "match", *bots, "--game", "verdant", "--option", "variant=simplified", "--seed", "5",
+        "--tc", "20+0.1", "--pgn", str(pgn), "--log-dir", str(tmp_path / "logs"),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("game 1: a vs b vs c  ")
+    assert lines[1].startswith("game 2: b vs c vs a  ")
+    assert lines[2].startswith("game 3: c vs a vs b  ")
+    assert "decisions)" in lines[0]
+    assert lines[3] == "Standings after 3 games:"
+    assert all(": 3 games, " in line and "mean place" in line for line in lines[4:7])
+    games = read_pgn_file(pgn)
+    assert [game.tags["Seat1"] for game in games] == ["a", "b", "c"]
+    assert len({game.tags["Seed"] for game in games}) == 3
+    for game in games:
+        assert game.tags["VerdantVariant"] == "simplified" and game.tags["Places"]
+        report = verify(game)
+        assert report.valid, report.reason
+    again = run(
+        "match", *bots, "--game", "verdant", "--option", "variant=simplified", "--seed", "5",
+        "--tc", "20+0.1", "--pgn", str(tmp_path / "again.pgn"),
+        "--log-dir", str(tmp_path / "logs"),
+    )  # fmt: skip
+    assert again.exit_code == 0, again.output
+
+    # The match's seed decides each game's chance: seeded bots play the same games again.
+    def moves(game: GameRecord) -> list[tuple[int | None, str]]:
+        return [(turn.actor, turn.token) for turn in game.turns]
+
+    replayed = read_pgn_file(tmp_path / "again.pgn")
+    assert [(g.tags["Seed"], moves(g), g.result) for g in replayed] == [
+        (g.tags["Seed"], moves(g), g.result) for g in games
+    ]
+    assert leftover_processes() == []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--game", "verdant", "--option", "variant=huge"], "variant"),
+        (["--option", "turn_limit"], "--option takes KEY=VALUE, not 'turn_limit'"),
+        (["--option", "colour=red"], "unknown Ivy option 'colour'"),
+        (["--game", "chess"], "unknown game 'chess'"),
+    ],
+)
+def test_bad_game_settings_are_one_error_line_before_any_bot_runs(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    pgn = tmp_path / "m.pgn"
+    result = run("match", "no-such-bot", "no-such-bot", *args, "--pgn", str(pgn))
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith("Error: ") and result.stderr.count("\n") == 1
+    assert message in result.stderr
+    assert not pgn.exists()
+
+
+def test_a_match_needs_as_many_bots_as_the_game_has_players(tmp_path: Path) -> None:
+    result = run("match", PASS_BOT, PASS_BOT, PASS_BOT, "--pgn", str(tmp_path / "m.pgn"))
+    assert result.exit_code == 1
+    assert result.stderr == "Error: ivy is played by 2 players, not 3\n"
+
+
+def test_play_verdant_against_a_bot_in_its_notation(tmp_path: Path) -> None:
+    pgn = tmp_path / "played.pgn"
+    typed = "help\nnowhere\neast\nquit\n"
+    completed = subprocess.run(
+        [sys.executable, "-m", "referee.cli", "play", VERDANT_RANDOM, "--game", "verdant",
+         "--as", "2", "--seed", "3", "--no-color", "--sandbox", "off", "--pgn", str(pgn)],
+        input=typed, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr
+    out = completed.stdout
+    assert out.startswith("You play Seat 2 against bots.verdant.random. ")
+    assert "Chance: " in out and "bots.verdant.random plays " in out
+    assert "Not a legal turn: " in out
+    assert "Stopped; the game is left unfinished." in out
+    (game,) = read_pgn_file(pgn)
+    assert game.result == "*" and game.tags["Seed"] == "3"
+    assert [turn.token for turn in game.turns if turn.actor == 1] == ["east"]

@@ -13,7 +13,7 @@ from referee.session import GameSession
 
 
 def test_a_flag_leaves_the_bank_as_it_was_when_the_turn_began() -> None:
-    clock = Clock(TimeControl.parse("1+0.5", margin=0.1), seats=2)
+    clock = Clock(TimeControl.parse("1+0.5"), seats=2, margin=0.1)
     assert clock.charge(0, 0.2)
     clock.add_increment(0)
     assert clock.remaining(0) == pytest.approx(1.3)

@@ -8,13 +8,16 @@ through a real match against a hostile bot process, then read back by:
 - python-chess (``chess.pgn.read_headers`` and ``read_game``), a strict reader;
 - pgn-extract (Debian package ``pgn-extract``, installed by ``.ci/run``), a strict
   reader that also checks every move as chess, so it reads the records whose turns
-  are chess moves;
+  are chess moves (it stops at the first token that is not, in Ivy's records as in
+  the ``s1:…`` words of games of chance);
 - a scan of tag lines the way Ordo reads a PGN (any line holding ``[White "``,
   ``[Black "`` or ``[Result "``, its value running to the first ``"]`` of the line),
   the least careful reader there is.
 
-Each must see every game once, with every tag and result as written. Ordo and
-BayesElo themselves are checked by hand (``docs/records.md``).
+Each must see every game once, with every tag and result as written: the records of
+chess moves, of Ivy, and of a two-seat game of chance whose decisions name their actor
+(``tests/tinygames.py``, Verdant's form). Ordo and BayesElo themselves are checked by
+hand (``docs/records.md``).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import msgspec
 import pytest
 from click.testing import CliRunner
 from fakebots import FAKEBOTS
+from tinygames import dice_record
 
 from protocol.messages import TurnReply
 from referee.cli import main
@@ -102,6 +106,16 @@ def session_records() -> list[GameRecord]:
     return records
 
 
+def chance_records() -> list[GameRecord]:
+    """Two-seat games of chance between hostile names, written as Verdant's are: every
+    decision names its actor, chance has no clock, the score tags follow the seat tags."""
+    return [
+        dice_record((NAMES[0], NAMES[1]), seed=3, tags={"Event": HOSTILE}),
+        dice_record((NAMES[2], NAMES[0]), seed=4),
+        dice_record((NAMES[1], NAMES[2]), seed=5, stop_after=5),
+    ]
+
+
 def ordo_like_results(text: str) -> list[tuple[str, str, str]]:
     """``(white, black, result)`` as a reader that scans tag lines the way Ordo does finds them."""
     found: list[tuple[str, str, str]] = []
@@ -136,7 +150,7 @@ def write(path: Path, records: list[GameRecord]) -> str:
 
 
 def test_python_chess_reads_every_tag_and_clock_as_written(tmp_path: Path) -> None:
-    records = chess_records() + session_records()
+    records = chess_records() + session_records() + chance_records()
     text = write(tmp_path / "hostile.pgn", records)
     assert read_pgn_file(tmp_path / "hostile.pgn") == records
 
@@ -160,7 +174,11 @@ def test_python_chess_reads_every_tag_and_clock_as_written(tmp_path: Path) -> No
             assert node.clock() == pytest.approx(clock_ms / 1000)
             assert node.emt() == pytest.approx(elapsed_ms / 1000)
             assert (turn.comment or "") in " ".join(node.comment.split())  # lines joined
-    assert chess.pgn.read_game(handle) is not None  # the session's Ivy games follow
+    # Ivy's games and the games of chance follow: not chess, but each is read once, whole.
+    for record in records[len(chess_records()) :]:
+        game = chess.pgn.read_game(handle)
+        assert game is not None and dict(game.headers) == record.tags
+    assert chess.pgn.read_game(handle) is None
 
 
 def test_pgn_extract_reads_every_game_tag_and_move_as_written(tmp_path: Path) -> None:
@@ -183,7 +201,8 @@ def test_pgn_extract_reads_every_game_tag_and_move_as_written(tmp_path: Path) ->
 
 
 def test_a_tag_line_scan_like_ordos_reads_every_result_once(tmp_path: Path) -> None:
-    records = chess_records() + session_records()
+    records = chess_records() + session_records() + chance_records()
+    assert [record.result for record in chance_records()] == ["1/2-1/2", "1-0", "*"]
     text = write(tmp_path / "hostile.pgn", records)
     assert ordo_like_results(text) == [
         (record.tags["White"], record.tags["Black"], record.result) for record in records

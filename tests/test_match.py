@@ -20,7 +20,7 @@ from protocol import (
     ProtocolViolation,
     Quit,
 )
-from referee.clock import TimeControl
+from referee.clock import Allowances, TimeControl
 from referee.match import (
     DRAIN_LIMIT,
     GAME_LOG_LIMIT,
@@ -39,7 +39,8 @@ from referee.sandbox import SandboxPolicy
 
 def config(tmp_path: Path, tc: str = "0.6+0") -> MatchConfig:
     return MatchConfig(
-        control=TimeControl.parse(tc, startup=2.0, margin=0.1),
+        control=TimeControl.parse(tc),
+        allowances=Allowances(startup=2.0, margin=0.1),
         options={"turn_limit": 10},
         log_dir=tmp_path / "logs",
         event="Fault test",
@@ -263,7 +264,10 @@ async def test_a_second_reply_loses_the_game_it_was_written_in_not_the_next(tmp_
 
 async def test_a_second_reply_after_the_deciding_turn_changes_nothing(tmp_path):
     cfg = MatchConfig(
-        control=TimeControl.parse("5+0", startup=5.0), options={"turn_limit": 1}, log_dir=tmp_path
+        control=TimeControl.parse("5+0"),
+        allowances=Allowances(startup=5.0),
+        options={"turn_limit": 1},
+        log_dir=tmp_path,
     )
     results: list[GameResult] = []
     with trio.fail_after(60):
@@ -324,7 +328,11 @@ async def test_the_game_log_keeps_what_the_record_cannot(tmp_path):
 
 
 async def test_ids_count_up_per_process_across_games(tmp_path):
-    cfg = MatchConfig(control=TimeControl.parse("5+0", startup=5.0), options={"turn_limit": 2})
+    cfg = MatchConfig(
+        control=TimeControl.parse("5+0"),
+        allowances=Allowances(startup=5.0),
+        options={"turn_limit": 2},
+    )
     logs: list[str] = []
     with trio.fail_after(60):
         await run_match(

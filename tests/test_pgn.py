@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import string
 import threading
 from pathlib import Path
@@ -12,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from referee.errors import RecordError
+from referee.games import CHANCE
 from referee.pgn import (
     MAX_COMMENT_LENGTH,
     MAX_TAG_VALUE_LENGTH,
@@ -25,12 +27,20 @@ from referee.pgn import (
     clean_comment,
     clean_tag_value,
     format_game,
+    is_ranking,
     iter_pgn_file,
     iter_pgn_headers,
+    option_tag,
+    outcome_tags,
     read_game,
     read_games,
     read_headers,
     read_pgn_file,
+    result_places,
+    result_token,
+    seat_players,
+    seat_tags,
+    tagged_scores,
 )
 from referee.untrusted import printable
 
@@ -253,6 +263,241 @@ def test_hostile_text_cannot_leave_its_comment_or_tag() -> None:
     assert headers.tags == record.tags
 
 
+# --- any number of seats -----------------------------------------------------------
+
+THREE = {"Seat1": "ann", "Seat2": "bea", "Seat3": "cy"}
+
+
+def decision(token: str, actor: int, turn: int, **extra: object) -> RecordedTurn:
+    """A decision that names its actor; seats' decisions get a clock unless told."""
+    if actor != CHANCE and "clock" not in extra:
+        extra["clock"] = ClockAnnotation(9_000, 15)
+    return RecordedTurn(token, actor=actor, turn=turn, **extra)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("places", "scores", "result"),
+    [
+        ((1,), (47,), "47"),
+        ((1,), (0,), "0"),
+        ((1, 2), (1, 0), "1-0"),
+        ((2, 1), (30, 41), "0-1"),
+        ((1, 1), (0.5, 0.5), "1/2-1/2"),
+        ((2, 1, 3), (40, 47, 12), "2-1-3"),
+        ((1, 1, 3, 3, 5), (9, 9, 5, 5, 1), "1-1-3-3-5"),
+    ],
+)
+def test_every_result_form_round_trips(
+    places: tuple[int, ...], scores: tuple[float, ...], result: str
+) -> None:
+    assert result_token(places, scores) == result
+    assert result_places(result, len(places)) == places
+    tags = seat_tags(None, [f"p{seat}" for seat in range(len(places))])
+    record = GameRecord(tags=tags, result=result)
+    [read] = only_records(format_game(record))
+    assert read == record and read.result == result
+    assert read.seats == len(places)
+
+
+@pytest.mark.parametrize(
+    ("result", "message"),
+    [
+        ("1-1-2", "does not give places"),
+        ("2-1", "is not a result"),
+        ("0-1-2", "is not a result"),
+        ("1-2-3-4-5-6", "is not a result"),
+        ("-3", "is not a result"),
+        ("47.5", "is not a result"),
+    ],
+)
+def test_results_that_no_game_gives_are_refused(result: str, message: str) -> None:
+    with pytest.raises(RecordError, match=message):
+        GameRecord(result=result)
+
+
+def test_a_result_is_checked_against_the_seats_the_tags_name() -> None:
+    with pytest.raises(RecordError, match="'1-0' is not a result of 3 seats"):
+        GameRecord(tags=THREE, result="1-0")
+    with pytest.raises(RecordError, match="'2-1-3' is not a result of 1 seats"):
+        GameRecord(tags={"Seat1": "solo"}, result="2-1-3")
+    with pytest.raises(RecordError, match="'47' is not a result of 3 seats"):
+        GameRecord(tags=THREE, result="47")
+    assert GameRecord(result="2-1-3").seats is None  # no seat tags: nothing to check against
+    assert result_places("2-1-3", 2) is None and result_places("*", 3) is None
+    assert result_places("47", 1) == (1,) and result_places("1-0", 1) is None
+
+
+def test_ranking_places_share_ties_and_skip_after_them() -> None:
+    assert is_ranking((1, 1, 3)) and is_ranking((2, 1, 2)) and is_ranking((1,))
+    assert not is_ranking((1, 1, 2)) and not is_ranking((2, 3)) and not is_ranking(())
+
+
+def test_seat_tags_name_players_by_seat_and_white_black_for_two() -> None:
+    assert seat_tags(None, ["a", "b", "c"]) == {"Seat1": "a", "Seat2": "b", "Seat3": "c"}
+    assert seat_tags(None, ["a", "b"]) == {
+        "White": "a",
+        "Black": "b",
+        "Seat1": "a",
+        "Seat2": "b",
+    }
+    assert seat_tags(("Green", "Purple"), ["a", "b"]) == {
+        "White": "a",
+        "Black": "b",
+        "Green": "a",
+        "Purple": "b",
+    }
+    assert seat_players(GameRecord(tags=THREE).tags) == ("ann", "bea", "cy")
+    assert seat_players(GameRecord(tags={"White": "a", "Black": "b"}).tags) == ("a", "b")
+    assert seat_players({}) == ("?", "?")
+
+
+def test_outcome_tags_give_places_scores_and_each_seats_breakdown() -> None:
+    breakdown = ((("plants", 20), ("pots", 8)), (("plants", 11), ("pots", 0)))
+    assert outcome_tags((1, 2), (28, 11.5), breakdown) == {
+        "Places": "1-2",
+        "Scores": "28-11.5",
+        "Seat1Score": "plants=20 pots=8 total=28",
+        "Seat2Score": "plants=11 pots=0 total=11.5",
+    }
+    assert outcome_tags((1, 2), (1, 0), ()) == {}
+    assert tagged_scores({"Scores": "28-11.5"}) == (28.0, 11.5)
+    assert tagged_scores({"Scores": "28--1"}) is None and tagged_scores({}) is None
+
+
+def test_options_are_recorded_in_camel_case_tags_that_never_clash() -> None:
+    assert option_tag("ivy", "turn_limit") == "TurnLimit"
+    assert option_tag("verdant", "variant") == "VerdantVariant"
+    assert option_tag("dice", "seed") == "DiceSeed"
+
+
+def test_a_record_that_names_actors_numbers_each_turn_once() -> None:
+    record = GameRecord(
+        tags=THREE,
+        turns=[
+            decision("P07", CHANCE, 1),
+            decision("R12", CHANCE, 1),
+            decision("north", 0, 1),
+            decision("cards:0p+3r", 1, 2),
+            decision("P33", CHANCE, 2, comment="revealed"),
+            decision("split/pick:2r:1/place@-1,0/use:taken@1,0", 1, 2),
+            decision("red-bed", CHANCE, 2),
+        ],
+        result="2-1-3",
+    )
+    movetext = format_game(record).split("\n\n")[1]
+    assert all(len(line) < 80 for line in movetext.splitlines())
+    assert " ".join(movetext.split()) == (
+        "1. c:P07 c:R12 s1:north {[%clk 0:00:09] [%emt 0:00:00.015]}"
+        " 2. s2:cards:0p+3r {[%clk 0:00:09] [%emt 0:00:00.015]} c:P33 {revealed}"
+        " s2:split/pick:2r:1/place@-1,0/use:taken@1,0 {[%clk 0:00:09] [%emt 0:00:00.015]}"
+        " c:red-bed 2-1-3"
+    )
+    assert only_records(format_game(record)) == [record]
+    assert record.names_actors and not GameRecord(turns=[RecordedTurn("c2")]).names_actors
+
+
+def test_a_solo_game_ends_with_its_score_and_its_numbers_keep_their_period() -> None:
+    record = GameRecord(
+        tags={"Seat1": "solo"},
+        turns=[decision("P01", CHANCE, 1), decision("north", 0, 1), decision("P02", CHANCE, 2)],
+        result="2",
+    )
+    text = format_game(record)
+    assert text.endswith("2. c:P02 2\n\n")
+    assert only_records(text) == [record]
+    # A bare number is a move number unless the Result tag holds it.
+    [other] = only_records('[Result "5"]\n\n1 c:P01 2 s1:north 5\n')
+    assert [(t.turn, t.word) for t in other.turns] == [(1, "c:P01"), (2, "s1:north")]
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: RecordedTurn("P01", clock=ClockAnnotation(1, 1), actor=CHANCE, turn=1), "clock"),
+        (lambda: RecordedTurn("north", actor=0), "no turn number"),
+        (lambda: RecordedTurn("north", actor=0, turn=0), "no turn number"),
+        (lambda: RecordedTurn("north", turn=3), "goes with an actor"),
+        (lambda: RecordedTurn("north", actor=-2, turn=1), "neither a seat"),
+        (lambda: RecordedTurn("a b", actor=0, turn=1), "is not letters"),
+        (lambda: RecordedTurn("a{b}", actor=0, turn=1), "is not letters"),
+        (lambda: RecordedTurn("-a", actor=0, turn=1), "is not letters"),
+        (lambda: RecordedTurn("a;b", actor=0, turn=1), "is not letters"),
+        (lambda: RecordedTurn("a@1,2"), "not a PGN symbol"),
+        (
+            lambda: GameRecord(turns=[RecordedTurn("c2"), RecordedTurn("x", actor=0, turn=1)]),
+            "some decisions name their actor",
+        ),
+        (
+            lambda: GameRecord(
+                turns=[RecordedTurn("x", actor=0, turn=2), RecordedTurn("x", actor=1, turn=1)]
+            ),
+            "turn 1 is recorded after turn 2",
+        ),
+    ],
+)
+def test_decisions_that_a_record_cannot_hold_are_refused(make, message: str) -> None:
+    with pytest.raises(RecordError, match=message):
+        make()
+
+
+@pytest.mark.parametrize(
+    ("movetext", "reason"),
+    [
+        ("c:P01 1. s1:north *", "'c:P01' comes before any turn number"),
+        ("1. c:P01 {[%clk 0:00:01]} *", "has a clock"),
+        ("1. s1:north c2 *", "some decisions name their actor"),
+        ("1. s1:,x *", "unexpected 's1:,x'"),
+    ],
+)
+def test_reader_reports_broken_actor_records(movetext: str, reason: str) -> None:
+    [game] = read_games(f'[Event "x"]\n\n{movetext}\n')
+    assert isinstance(game, PgnError)
+    assert re.search(reason, game.reason), game.reason
+
+
+_DECISION_TOKENS = st.builds(
+    str.__add__,
+    st.sampled_from(string.ascii_letters + string.digits),
+    st.text(string.ascii_letters + string.digits + "_+#=:-,/@.", max_size=30),
+)
+_ACTOR_RECORDS = st.builds(
+    lambda seats, moves, comment: GameRecord(
+        tags={f"Seat{seat + 1}": f"p{seat}" for seat in range(seats)},
+        turns=[
+            RecordedTurn(
+                token,
+                comment=text,
+                clock=None if actor % (seats + 1) == seats else ClockAnnotation(clock, 7),
+                actor=CHANCE if actor % (seats + 1) == seats else actor % (seats + 1),
+                turn=1 + index // 3,
+            )
+            for index, (token, text, actor, clock) in enumerate(moves)
+        ],
+        result="*",
+        comment=comment,
+    ),
+    st.integers(1, 5),
+    st.lists(
+        st.tuples(
+            _DECISION_TOKENS,
+            st.none() | st.text(max_size=20),
+            st.integers(0, 5),
+            st.integers(0, 10**7),
+        ),
+        max_size=12,
+    ),
+    st.none() | st.text(max_size=20),
+)
+
+
+@given(st.lists(_ACTOR_RECORDS, min_size=1, max_size=3))
+def test_any_records_naming_actors_round_trip(records: list[GameRecord]) -> None:
+    text = "".join(format_game(record) for record in records)
+    assert only_records(text) == records
+    for line in text.splitlines():
+        assert not line.startswith("%") and (not line.startswith("[") or line.endswith('"]'))
+
+
 # --- round trips ---------------------------------------------------------------
 
 
@@ -298,7 +543,7 @@ _TOKENS = st.just("--") | st.builds(
     str.__add__,
     st.sampled_from(string.ascii_letters),
     st.text(string.ascii_letters + string.digits + "_+#=:-", max_size=15),
-)
+).filter(lambda token: not re.fullmatch(r"(c|s[1-9][0-9]?):.+", token))  # actor words
 _CLOCKS = st.builds(
     ClockAnnotation,
     st.none() | st.integers(0, 10**9),
@@ -575,3 +820,9 @@ def test_read_game_reads_one_game_of_a_file(tmp_path: Path) -> None:
     assert read_game(path, 2) == sample_records()[1]
     with pytest.raises(RecordError, match="holds 3 games, not game 4"):
         read_game(path, 4)
+
+
+def test_a_token_that_reads_as_an_actor_word_needs_its_actor() -> None:
+    with pytest.raises(RecordError, match="reads as an actor word"):
+        RecordedTurn("s2:pick")
+    assert RecordedTurn("pick", actor=1, turn=1).token == "pick"

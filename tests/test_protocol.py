@@ -91,6 +91,7 @@ def game_over(request_id: int) -> GameOver:
         id=request_id,
         result="1-0",
         scores=(1.0, 0.0),
+        places=(1, 2),
         termination="normal",
         reason="Green reached the top",
     )

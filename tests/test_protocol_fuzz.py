@@ -35,7 +35,7 @@ from protocol import (
     TurnReply,
 )
 from referee.cli import main
-from referee.clock import TimeControl
+from referee.clock import Allowances, TimeControl
 from referee.games import get_entry
 from referee.match import BotPlayer, GameResult, MatchConfig, play_game
 from referee.pgn import read_pgn_file
@@ -168,7 +168,8 @@ def test_no_bytes_crash_the_connection(phase: str, chunks: list[bytes], end: boo
 
 def config(tmp_path: Path) -> MatchConfig:
     return MatchConfig(
-        control=TimeControl.parse("5+0", startup=5.0, margin=0.1),
+        control=TimeControl.parse("5+0"),
+        allowances=Allowances(startup=5.0, margin=0.1),
         options={"turn_limit": 4},
         log_dir=tmp_path / "logs",
     )
@@ -277,7 +278,7 @@ def test_the_referee_command_survives_deep_nesting(tmp_path):
             "match",
             f"name=deep cmd='{' '.join(deep.argv)}'",
             f"name=steady cmd='{passer}'",
-            "--games", "2", "--turn-limit", "4", "--pgn", str(pgn),
+            "--games", "2", "--option", "turn_limit=4", "--pgn", str(pgn),
             "--log-dir", str(tmp_path / "logs"),
         ],
     )  # fmt: skip

@@ -18,6 +18,7 @@ from tournaments.ratings import (
     Encounter,
     RatingError,
     RatingTable,
+    TableResult,
     elo_difference,
     elo_from_score,
     rate,
@@ -253,6 +254,202 @@ def test_any_results_give_finite_ratings_that_fit(
         assert_scores_are_expected(table, results)
 
 
+# --- games of other seat counts ---------------------------------------------------------
+
+# Pinned from the two-player model before games of other seat counts were rated: two-seat
+# results must come out exactly as they did.
+PINNED_RESULTS = [
+    ("dan", "cid", 1), ("bea", "eve", 0), ("cid", "dan", 0), ("cid", "ann", 1),
+    ("bea", "dan", 1), ("bea", "eve", 0.5), ("ann", "eve", 0.5), ("eve", "ann", 1),
+    ("ann", "cid", 0.5), ("bea", "dan", 0), ("cid", "bea", 1), ("cid", "eve", 0),
+    ("bea", "ann", 1), ("ann", "dan", 1), ("bea", "ann", 0.5), ("dan", "ann", 0),
+    ("ann", "bea", 0.5), ("cid", "ann", 0), ("bea", "ann", 0), ("eve", "dan", 0.5),
+    ("dan", "ann", 1), ("bea", "ann", 0.5), ("bea", "ann", 0), ("cid", "bea", 1),
+    ("eve", "ann", 0), ("dan", "bea", 0.5), ("eve", "ann", 1), ("eve", "ann", 1),
+    ("ann", "cid", 1), ("bea", "dan", 0.5), ("eve", "ann", 1), ("eve", "cid", 0),
+    ("dan", "ann", 0.5), ("bea", "dan", 1), ("cid", "ann", 1), ("cid", "ann", 0),
+    ("ann", "dan", 1), ("dan", "cid", 0.5), ("eve", "ann", 1), ("bea", "ann", 1),
+    ("eve", "cid", 1), ("bea", "cid", 0.5), ("cid", "ann", 0), ("bea", "cid", 0.5),
+    ("ann", "bea", 0), ("ann", "eve", 1), ("bea", "dan", 1), ("eve", "ann", 1),
+    ("cid", "bea", 1), ("eve", "cid", 0.5), ("ann", "cid", 0), ("ann", "dan", 1),
+    ("bea", "dan", 0.5), ("cid", "dan", 1), ("ann", "eve", 1), ("eve", "bea", 0.5),
+    ("ann", "bea", 0.5), ("ann", "bea", 0.5), ("dan", "eve", 1), ("ann", "bea", 1),
+]  # fmt: skip
+PINNED_TABLE = [
+    ("eve", 70.75850671683354, 131.89836819373699, 9, 5, 5, 0.7502159270405826),
+    ("ann", 11.96694335817632, 93.72510112396884, 14, 8, 13, 0.5523752485491112),
+    ("cid", 0.7120886793967154, 120.61184551721819, 8, 5, 8, 0.6227090356698327),
+    ("bea", -28.524482225783352, 109.98717179746959, 6, 12, 8, 0.6119616996844506),
+    ("dan", -54.91305652862323, 129.16722621760312, 5, 6, 8, None),
+]
+
+
+def as_tables(results: list[tuple[str, str, float]]) -> list[TableResult]:
+    return [TableResult.two_seat(white, black, score) for white, black, score in results]
+
+
+@pytest.mark.parametrize("convert", [list, as_tables])
+def test_two_seat_results_are_rated_exactly_as_before(convert) -> None:
+    table = rate(convert(PINNED_RESULTS))
+    for row, (name, elo, error, wins, draws, losses, los_next) in zip(
+        table.players, PINNED_TABLE, strict=True
+    ):
+        assert (row.name, row.wins, row.draws, row.losses) == (name, wins, draws, losses)
+        assert (row.elo, row.error) == (
+            pytest.approx(elo, rel=1e-9),
+            pytest.approx(error, rel=1e-9),
+        )
+        assert row.los_next == (None if los_next is None else pytest.approx(los_next, rel=1e-9))
+    assert table.kind == "two-seat"
+    ann = table.player("ann")
+    assert (ann.games, ann.mean_score, ann.mean_place) == (35, pytest.approx(18 / 35), 1 + 13 / 35)
+
+
+def three_seat(players: str, places: tuple[int, ...], scores: tuple[float, ...]) -> TableResult:
+    return TableResult(tuple(players), places, scores)
+
+
+def test_a_three_seat_game_is_its_three_pairwise_results_at_half_weight() -> None:
+    # a wins 4 games with b and c tied behind it, and is last twice behind b and c tied:
+    # a scores 4 of 6 against each, weighted ½ as 2 of 3 games; b and c draw 3 games.
+    games_ = [three_seat("abc", (1, 2, 2), (50, 30, 30))] * 4 + [
+        three_seat("bca", (1, 1, 3), (40, 40, 20))
+    ] * 2
+    table = rate(games_)
+    # By hand: p(a beats b) = 2/3 at the maximum, so a - b = 400·log10(2); b = c, mean 0.
+    difference = 400 * math.log10(2)
+    assert table.player("a").elo == pytest.approx(2 * difference / 3, abs=1e-6)
+    assert table.player("b").elo == pytest.approx(-difference / 3, abs=1e-6)
+    assert table.player("c").elo == pytest.approx(-difference / 3, abs=1e-6)
+    # The same evidence as these two-seat games, error bars and LOS included.
+    pairwise = rate(
+        [*games("a", "b", 1, 1, 0), *games("a", "c", 1, 1, 0), *games("b", "c", *[0.5] * 3)]
+    )
+    for row in pairwise.players:
+        tabled = table.player(row.name)
+        assert (tabled.elo, tabled.error) == (pytest.approx(row.elo), pytest.approx(row.error))
+    # Beside Elo: games, mean score and place; W/D/L count the unweighted pairwise results.
+    a, b = table.player("a"), table.player("b")
+    assert (a.games, a.mean_score, a.mean_place) == (
+        6,
+        pytest.approx(240 / 6),
+        pytest.approx(10 / 6),
+    )
+    assert (b.games, b.mean_score, b.mean_place) == (
+        6,
+        pytest.approx(200 / 6),
+        pytest.approx(10 / 6),
+    )
+    assert (a.wins, a.draws, a.losses) == (8, 0, 4)
+    assert table.encounter("b", "c") == Encounter(draws=6)
+    assert table.kind == "tables"
+
+
+def test_three_four_seat_games_weigh_as_one_game_between_each_two_players() -> None:
+    order = three_seat("wxyz", (1, 2, 3, 4), (9, 7, 5, 3))
+    table = rate([order] * 3)
+    pairwise = rate([(a, b, 1) for a, b in combinations("wxyz", 2)])
+    assert [(r.name, r.elo, r.error) for r in table.players] == [
+        (r.name, pytest.approx(r.elo), pytest.approx(r.error)) for r in pairwise.players
+    ]
+    assert table.virtual_draws and table.player("w").wins == 9
+
+
+def ranking(scores: tuple[int, ...]) -> tuple[int, ...]:
+    """Places from points: 1 for the most, ties sharing."""
+    return tuple(1 + sum(other > score for other in scores) for score in scores)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.integers(min_value=2, max_value=5).flatmap(
+            lambda seats: st.tuples(
+                st.permutations("abcdef").map(lambda names: tuple(names[:seats])),
+                st.tuples(*[st.integers(min_value=0, max_value=3)] * seats),
+            )
+        ),
+        min_size=1,
+        max_size=25,
+    ),
+    st.randoms(use_true_random=False),
+)
+def test_games_of_any_seats_give_finite_ratings_whatever_their_order(drawn, rng) -> None:
+    games_ = [
+        TableResult(players, ranking(points), tuple(map(float, points)))
+        for players, points in drawn
+    ]
+    table = rate(games_)
+    for row in table.players:
+        assert math.isfinite(row.elo) and math.isfinite(row.error) and row.error > 0
+    assert sum(row.elo for row in table.players) == pytest.approx(0, abs=1e-6)
+    assert sum(row.games for row in table.players) == sum(len(g.players) for g in games_)
+    shuffled = list(games_)
+    rng.shuffle(shuffled)
+    assert rate(shuffled) == table  # exactly: the order of the games does not matter
+
+
+def test_solo_games_have_no_elo_and_rank_by_mean_score() -> None:
+    solo = [TableResult(("a",), (1,), (40,)), TableResult(("b",), (1,), (55,))]
+    table = rate([*solo, TableResult(("a",), (1,), (60,))], players=["idle"])
+    assert table.kind == "solo" and not table.rated
+    assert [(r.name, r.elo, r.error, r.mean_score) for r in table.players] == [
+        ("b", None, None, 55),
+        ("a", None, None, 50),
+        ("idle", None, None, None),
+    ]
+    assert rate([], players=["a"], kind="solo").players[0].elo is None
+    with pytest.raises(RatingError, match="no ratings to anchor"):
+        rate(solo, anchor="a")
+
+
+def test_scores_unknown_leave_the_mean_score_out() -> None:
+    table = rate([TableResult(("a", "b", "c"), (1, 2, 3), None)])
+    assert table.player("a").mean_score is None and table.player("a").mean_place == 1
+
+
+@pytest.mark.parametrize(
+    ("game", "message"),
+    [
+        (TableResult(("a", "b", "a"), (1, 2, 3), None), "'a' cannot play against themselves"),
+        (TableResult(("a", "b", "c"), (1, 2), None), "one place and one score per seat"),
+        (TableResult(("a", "b", "c"), (1, 2, 4), None), "from 1 to 3, not 4"),
+        (TableResult((), (), None), "at least one seat"),
+    ],
+)
+def test_games_whose_seats_do_not_fit_are_refused(game: TableResult, message: str) -> None:
+    with pytest.raises(RatingError, match=message):
+        rate([game])
+
+
+def test_reports_of_tables_show_mean_score_and_place() -> None:
+    table = rate(
+        [three_seat("abc", (1, 2, 3), (47, 38, 30)), three_seat("cab", (2, 1, 3), (20, 41, 19))]
+    )
+    text = rendered(rating_table(table))
+    assert "Mean score" in text and "Mean place" in text and "weighted 1/(seats-1)" in text
+    b = next(line for line in text.splitlines() if " b " in line)
+    assert " 28.50 " in b and " 2.50 " in b and " 25.0 " in b
+    document = json.loads(to_json(table))
+    assert document["kind"] == "tables"
+    assert document["players"][0]["mean_score"] == 44.0
+    assert document["players"][0]["mean_place"] == 1.0
+    rows = list(csv.DictReader(io.StringIO(to_csv(table))))
+    assert rows[0]["mean_score"] == "44.0" and rows[0]["games"] == "2"
+    grid = rendered(crosstable(table))
+    assert "2/2" in next(line for line in grid.splitlines() if " a " in line)
+
+
+def test_reports_of_solo_games_rank_by_mean_score_without_elo() -> None:
+    table = rate([TableResult(("a",), (1,), (40,)), TableResult(("b",), (1,), (55,))])
+    text = rendered(rating_table(table))
+    assert "±" not in text and "55.00" in text and "no Elo" in text
+    document = json.loads(to_json(table))
+    assert (document["players"][0]["name"], document["players"][0]["elo"]) == ("b", None)
+    rows = list(csv.DictReader(io.StringIO(to_csv(table))))
+    assert (rows[0]["elo"], rows[0]["error"], rows[0]["mean_score"]) == ("", "", "55.0")
+
+
 # --- the two-player match helper -----------------------------------------------------
 
 
@@ -424,3 +621,92 @@ def test_a_pgn_without_finished_games_cannot_be_rated(tmp_path) -> None:
         ratings_for_pgn(path, anchor="zed")
     with pytest.raises(RefereeError, match="cannot read"):
         ratings_for_pgn(tmp_path / "missing.pgn")
+
+
+def test_a_pgn_of_games_of_any_seat_count_is_rated_by_its_tags(tmp_path) -> None:
+    from tournaments.runner import ratings_for_pgn
+
+    def game(result: str, *players: str, scores: str | None = None) -> str:
+        tags = [
+            f'[Seat{seat}"{name}"]'.replace('"', ' "', 1) for seat, name in enumerate(players, 1)
+        ]
+        if len(players) == 2:
+            tags = [f'[White "{players[0]}"]', f'[Black "{players[1]}"]', *tags]
+        if scores is not None:
+            tags.append(f'[Scores "{scores}"]')
+        return (
+            "\n".join(['[Event "x"]', f'[Result "{result}"]', *tags]) + f"\n\n1. s1:a {result}\n\n"
+        )
+
+    path = tmp_path / "tables.pgn"
+    path.write_text(
+        game("2-1-3", "ann", "bea", "cid", scores="30-47-20")
+        + game("1-1-3", "cid", "ann", "bea", scores="40-40-10")
+        + game("0-1", "ann", "bea", scores="12-30")
+        + game("1-2-3", "ann", "bea", "cid")
+        + game("47", "ann")
+        + game("1-2", "ann", "bea", "cid")
+        + game("2-1-3", "ann", "?", "cid")
+        + game("*", "ann", "bea", "cid")
+    )
+    rated = ratings_for_pgn(path)
+    assert rated.games == 5
+    assert rated.warnings == (
+        "skipped game 6: its Result tag '1-2' is not a result",
+        "skipped game 7: it does not name all its players",
+        "left out 1 unfinished game (*)",
+    )
+    expected_table = rate(
+        [
+            TableResult(("ann", "bea", "cid"), (2, 1, 3), (30, 47, 20)),
+            TableResult(("cid", "ann", "bea"), (1, 1, 3), (40, 40, 10)),
+            TableResult(("ann", "bea"), (2, 1), (12, 30)),
+            TableResult(("ann", "bea", "cid"), (1, 2, 3), None),
+            TableResult(("ann",), (1,), (47,)),
+        ]
+    )
+    assert rated.table == expected_table
+    ann = rated.table.player("ann")
+    assert (ann.games, ann.mean_score, ann.mean_place) == (5, (30 + 40 + 12 + 47) / 4, 7 / 5)
+    assert rated.table.kind == "tables"
+
+
+def test_a_pgn_of_solo_games_ranks_by_mean_score(tmp_path) -> None:
+    from tournaments.runner import ratings_for_pgn
+
+    path = tmp_path / "solo.pgn"
+    path.write_text(
+        "".join(
+            f'[Event "x"]\n[Seat1 "{name}"]\n[Result "{score}"]\n\n1. s1:a {score}\n\n'
+            for name, score in (("ann", 40), ("bea", 52), ("ann", 50))
+        )
+    )
+    table = ratings_for_pgn(path).table
+    assert table.kind == "solo"
+    assert [(row.name, row.mean_score, row.elo) for row in table.players] == [
+        ("bea", 52, None),
+        ("ann", 45, None),
+    ]
+
+
+def test_a_pgn_game_whose_scores_cannot_be_used_is_skipped(tmp_path) -> None:
+    from referee.untrusted import clip
+    from tournaments.runner import ratings_for_pgn
+
+    def game(scores: str) -> str:
+        tags = '[Seat1 "ann"]\n[Seat2 "bea"]\n[Seat3 "cid"]\n[Result "1-2-3"]'
+        return f'[Event "x"]\n{tags}\n[Scores "{scores}"]\n\n1. s1:a 1-2-3\n\n'
+
+    huge = "9" * 309  # a float too big: infinite, which would make every mean infinite
+    path = tmp_path / "scores.pgn"
+    path.write_text(game("30-20-10") + game(f"{huge}-1-0") + game("30-20") + game("3e1-2-1"))
+    rated = ratings_for_pgn(path)
+    assert rated.games == 1
+    shown = clip(f"{huge}-1-0", 40)
+    assert rated.warnings == (
+        f"skipped game 2: its Scores tag {shown!r} is not one finite number per seat",
+        "skipped game 3: its Scores tag '30-20' is not one finite number per seat",
+        "skipped game 4: its Scores tag '3e1-2-1' is not one finite number per seat",
+    )
+    ann = rated.table.player("ann")
+    assert (ann.games, ann.mean_score) == (1, 30)

@@ -487,7 +487,7 @@ def referee(
     pgn, logs = tmp_path / "games.pgn", tmp_path / "logs"
     command = [
         *(sys.executable, str(FAKEBOTS / "reaper.py"), sys.executable, "-m", "referee.cli"),
-        *("match", *args, "--games", "1", "--turn-limit", "10", "--tc", "60+1"),
+        *("match", *args, "--games", "1", "--option", "turn_limit=10", "--tc", "60+1"),
         *("--pgn", str(pgn), "--log-dir", str(logs), "--sandbox", sandbox_mode),
     ]
     done = subprocess.run(
@@ -598,7 +598,7 @@ async def test_a_tournament_refuses_a_dir_it_cannot_copy_before_it_starts(
     config = load_config(
         players=[attacker("read", keys=f"dir={long}"), victim()],
         output=str(tmp_path / "out"),
-        turn_limit=4,
+        options={"turn_limit": 4},
         sandbox="on",
     )
     with trio.fail_after(GUARD), pytest.raises(PreflightError) as caught:
@@ -711,7 +711,7 @@ async def test_a_tournament_hides_the_openings_and_the_other_players_dirs(
         output=str(output),
         openings=str(openings),
         games=1,
-        turn_limit=4,
+        options={"turn_limit": 4},
         tc="60+1",
         sandbox="on",
     )
@@ -734,7 +734,7 @@ def test_the_tournament_command_hides_its_own_file(visible: Path, tmp_path: Path
     players = [attacker("read", *targets), victim()]
     config.write_text(
         f"players = {json.dumps(players)}\n"
-        f'output = "{output}"\nturn_limit = 4\ntc = "60+1"\nsandbox = "on"\n'
+        f'output = "{output}"\ntc = "60+1"\nsandbox = "on"\n[options]\nturn_limit = 4\n'
     )
     command = [sys.executable, "-m", "referee.cli", "tournament", str(config), "--quiet"]
     done = subprocess.run(
@@ -829,7 +829,7 @@ async def test_bots_die_with_a_killed_referee(tmp_path: Path, mode: str) -> None
     first = attacker("orphan") if mode == "on" else victim()
     command = [
         *(sys.executable, "-m", "referee.cli", "match", first, victim()),
-        *("--games", "100000", "--turn-limit", "10", "--tc", "60+1", "--sandbox", mode),
+        *("--games", "100000", "--option", "turn_limit=10", "--tc", "60+1", "--sandbox", mode),
         *("--pgn", str(tmp_path / "games.pgn"), "--log-dir", str(tmp_path / "logs")),
     ]
     process = await trio.lowlevel.open_process(command, cwd=REPO, stdout=subprocess.PIPE)
@@ -870,7 +870,7 @@ async def test_a_resumed_tournament_stops_what_a_killed_run_left(tmp_path: Path)
         config = load_config(
             players=[f"name=a cmd={shlex.quote(pass_bot)}", f"name=b cmd={shlex.quote(pass_bot)}"],
             output=str(output),
-            turn_limit=4,
+            options={"turn_limit": 4},
             tc="60+1",
         )
         with trio.fail_after(GUARD):
@@ -1020,7 +1020,7 @@ def test_the_cli_refuses_on_and_warns_on_auto_without_the_tool(
 
     monkeypatch.setattr(sandbox, "sandbox_problem", lambda: "bubblewrap (bwrap) is not installed")
     bot = f"{sys.executable} -u {FAKEBOTS / 'pass_bot.py'}"
-    flags = ["--games", "1", "--turn-limit", "2", "--pgn", str(tmp_path / "m.pgn")]
+    flags = ["--games", "1", "--option", "turn_limit=2", "--pgn", str(tmp_path / "m.pgn")]
     flags += ["--log-dir", str(tmp_path / "logs")]
     refused = CliRunner().invoke(main, ["match", bot, bot, *flags, "--sandbox", "on"])
     assert refused.exit_code == 1

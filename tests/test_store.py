@@ -15,9 +15,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tinygames import dice_record, registered
 
 from referee.errors import RefereeError, RefereeFault
+from referee.games import game_seed
+from referee.pgn import format_game
+from referee.process import BotCommand
+from referee.replay import verify
+from tournaments.config import Entrant, TournamentConfig, load_config
+from tournaments.ratings import TableResult
+from tournaments.recovery import numbered, open_records
 from tournaments.store import (
+    DUEL_SCORES,
     DamagedStore,
     GameRecord,
     ResultStore,
@@ -40,13 +49,17 @@ def pgn(index: int, white: str = "a", black: str = "b", result: str = "1-0") -> 
     )
 
 
+PLACES = {"1-0": (1, 2), "0-1": (2, 1), "1/2-1/2": (1, 1)}
+
+
 def record(store: ResultStore, index: int, result: str = "1-0") -> bool:
     """Record game ``index`` between a and b."""
     return store.record(
         index,
-        white="a",
-        black="b",
+        players=("a", "b"),
         result=result,
+        places=PLACES[result],
+        scores=DUEL_SCORES[PLACES[result]],
         termination="normal",
         reason="Green reached the top",
         plies=3,
@@ -103,20 +116,102 @@ def test_games_come_back_in_index_order(store: ResultStore) -> None:
     assert store.done_indices() == {0, 1, 3}
     rows = store.games()
     assert [row.index for row in rows] == [0, 1, 3]
-    assert [row.white_score for row in rows] == [1.0, 0.5, 0.0]
+    assert [row.scores for row in rows] == [(1.0, 0.0), (0.5, 0.5), (0.0, 1.0)]
     first = rows[0]
     assert isinstance(first, GameRecord)
-    assert (first.white, first.black, first.result, first.termination, first.plies) == (
-        "a",
-        "b",
+    assert (first.players, first.result, first.places, first.termination, first.plies) == (
+        ("a", "b"),
         "1-0",
+        (1, 2),
         "normal",
         3,
     )
     assert first.reason == "Green reached the top"
     assert first.pgn == pgn(0)
     assert first.finished_at.endswith("+00:00")
-    assert store.results() == [("a", "b", 1.0), ("a", "b", 0.5), ("a", "b", 0.0)]
+    assert store.results() == [
+        TableResult(("a", "b"), (1, 2), (1.0, 0.0)),
+        TableResult(("a", "b"), (1, 1), (0.5, 0.5)),
+        TableResult(("a", "b"), (2, 1), (0.0, 1.0)),
+    ]
+
+
+def test_games_of_one_to_five_seats_are_stored(store: ResultStore) -> None:
+    games = [
+        (("solo",), "47", (1,), (47.0,)),
+        (("a", "b"), "0-1", (2, 1), (30.0, 41.0)),  # points, as Verdant scores a duel
+        (("a", "b", "c"), "2-1-3", (2, 1, 3), (40.0, 47.5, 12.0)),
+        (("a", "b", "c", "d", "e"), "1-1-3-3-5", (1, 1, 3, 3, 5), (9.0, 9.0, 5.0, 5.0, 1.0)),
+    ]
+    for index, (players, result, places, scores) in enumerate(games):
+        assert store.record(
+            index,
+            players=players,
+            result=result,
+            places=places,
+            scores=scores,
+            termination="normal",
+            reason="all turns played",
+            plies=40,
+            pgn=pgn(index),
+        )
+    assert [(g.players, g.result, g.places, g.scores) for g in store.games()] == games
+    assert store.results() == [TableResult(p, places, s) for p, _, places, s in games]
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"result": "2-1-3"}, "result must be 1-2-3"),
+        ({"places": (1, 1, 2)}, "are not places"),
+        ({"players": ("a", "b")}, "each with a player, a place and a score"),
+        ({"players": ("a",) * 6, "places": (1,) * 6, "scores": (0,) * 6}, "1 to 5 seats"),
+        ({"players": ("a",), "places": (1,), "scores": (47,), "result": "1-0"}, "must be 47"),
+    ],
+)
+def test_games_whose_columns_disagree_are_refused(
+    store: ResultStore, changes: dict[str, object], message: str
+) -> None:
+    arguments: dict[str, object] = {
+        "players": ("a", "b", "c"),
+        "result": "1-2-3",
+        "places": (1, 2, 3),
+        "scores": (3, 2, 1),
+        "termination": "normal",
+        "reason": "",
+        "plies": 9,
+        "pgn": pgn(0),
+        **changes,
+    }
+    with pytest.raises(ValueError, match=message):
+        store.record(0, **arguments)  # type: ignore[arg-type]
+    assert store.games() == []
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        ("players", "not json"),
+        ("players", '["a", 7]'),
+        ("places", "[1.5, 2]"),
+        ("places", "[true, 2]"),
+        ("scores", '{"a": 1}'),
+        ("scores", "[]"),
+    ],
+)
+def test_a_row_whose_json_is_not_a_list_of_the_right_kind_is_damaged(
+    tmp_path: Path, column: str, value: str
+) -> None:
+    path = tmp_path / "results.db"
+    with ResultStore.open(path) as store:
+        record(store, 0)
+        record(store, 1)
+    with contextlib.closing(sqlite3.connect(path)) as connection:
+        connection.execute(f"UPDATE games SET {column} = ? WHERE pairing = 1", (value,))
+        connection.commit()
+    with ResultStore.open(path) as store:
+        assert [(index, game is None) for index, game in store.rows()] == [(0, False), (1, True)]
+        assert [game.index for game in store.games()] == [0]
 
 
 def test_recording_an_index_twice_keeps_the_first_game(store: ResultStore) -> None:
@@ -127,12 +222,13 @@ def test_recording_an_index_twice_keeps_the_first_game(store: ResultStore) -> No
 
 @pytest.mark.parametrize(
     ("changes", "message"),
-    [({"result": "*"}, "result must be one of"), ({"pgn": "  \n"}, "PGN is empty")],
+    [({"result": "*"}, "result must be 1-0"), ({"pgn": "  \n"}, "PGN is empty")],
 )
 def test_bad_records_are_refused(store: ResultStore, changes: dict[str, str], message: str) -> None:
     arguments = {
-        "white": "a",
-        "black": "b",
+        "players": ("a", "b"),
+        "places": (1, 2),
+        "scores": (1, 0),
         "result": "1-0",
         "termination": "normal",
         "reason": "",
@@ -141,7 +237,7 @@ def test_bad_records_are_refused(store: ResultStore, changes: dict[str, str], me
         **changes,
     }
     with pytest.raises(ValueError, match=message):
-        store.record(0, **arguments)
+        store.record(0, **arguments)  # type: ignore[arg-type]
     assert store.games() == []
 
 
@@ -253,7 +349,7 @@ def test_replace_games_repairs_rows_in_one_transaction(store: ResultStore) -> No
         (0, "Green reached the top"),
         (1, "ok"),
     ]
-    unstorable = GameRecord(5, "a", "b", "*", "normal", "", 0, pgn(5), "")
+    unstorable = GameRecord(5, ("a", "b"), "*", (1, 2), (1.0, 0.0), "normal", "", 0, pgn(5), "")
     with pytest.raises(ValueError, match="result must be"):
         store.replace_games([unstorable], remove=[0])
     assert [game.index for game in store.games()] == [0, 1]  # rolled back as a whole
@@ -281,6 +377,131 @@ def test_a_store_that_cannot_be_created_is_refused(tmp_path: Path) -> None:
     blocker.write_text("")
     with pytest.raises(StoreError, match="cannot open results database"):
         ResultStore.open(blocker / "results.db")
+
+
+# --- stores of schema version 1 -----------------------------------------------------
+
+SCHEMA_1 = """
+CREATE TABLE config (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    hash TEXT NOT NULL,
+    json TEXT NOT NULL,
+    saved_at TEXT NOT NULL
+);
+CREATE TABLE games (
+    pairing INTEGER PRIMARY KEY CHECK (pairing >= 0),
+    white TEXT NOT NULL,
+    black TEXT NOT NULL,
+    result TEXT NOT NULL CHECK (result IN ('1-0', '0-1', '1/2-1/2')),
+    termination TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    plies INTEGER NOT NULL CHECK (plies >= 0),
+    pgn TEXT NOT NULL,
+    finished_at TEXT NOT NULL
+);
+"""
+"""The schema the referee wrote before games of any number of seats (user_version 1)."""
+
+
+def schema_1_store(path: Path, *, damaged_row: bool = False) -> None:
+    """A store as the previous version wrote it: three games, and one row whose turn
+    count is not a number when ``damaged_row``."""
+    with contextlib.closing(sqlite3.connect(path)) as connection:
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.executescript(SCHEMA_1)
+        connection.execute(
+            "INSERT INTO config VALUES (1, ?, ?, '2026-01-01T00:00:00+00:00')",
+            (config_hash(CONFIG), CONFIG),
+        )
+        rows = [
+            (0, "alice", "bob", "1-0"),
+            (1, "bob", "carol", "0-1"),
+            (2, "carol", "alice", "1/2-1/2"),
+        ]
+        for index, white, black, result in rows:
+            connection.execute(
+                "INSERT INTO games VALUES (?, ?, ?, ?, 'normal', 'why', 7, ?, '2026-01-01')",
+                (index, white, black, result, pgn(index, white, black, result)),
+            )
+        if damaged_row:
+            connection.execute(
+                "INSERT INTO games VALUES (3, 'a', 'b', '1-0', 'normal', '', 'seven', ?, '')",
+                (pgn(3),),
+            )
+        connection.execute("PRAGMA user_version = 1")
+        connection.commit()
+
+
+MIGRATED = [
+    (0, ("alice", "bob"), "1-0", (1, 2), (1.0, 0.0)),
+    (1, ("bob", "carol"), "0-1", (2, 1), (0.0, 1.0)),
+    (2, ("carol", "alice"), "1/2-1/2", (1, 1), (0.5, 0.5)),
+]
+
+
+def summary(store: ResultStore) -> list[tuple[object, ...]]:
+    return [(g.index, g.players, g.result, g.places, g.scores) for g in store.games()]
+
+
+def test_a_schema_1_store_is_upgraded_in_place_keeping_every_game(tmp_path: Path) -> None:
+    path = tmp_path / "results.db"
+    schema_1_store(path, damaged_row=True)
+    with ResultStore.open(path) as store:
+        assert store.check_config(CONFIG)
+        assert summary(store) == MIGRATED
+        first = store.game(0)
+        assert first is not None
+        assert (first.termination, first.reason, first.plies, first.finished_at) == (
+            "normal",
+            "why",
+            7,
+            "2026-01-01",
+        )
+        assert first.pgn == pgn(0, "alice", "bob", "1-0")
+        # The damaged row stays damaged, for recovery to repair as any other.
+        assert [index for index, game in store.rows() if game is None] == [3]
+        assert record(store, 4)
+    with contextlib.closing(sqlite3.connect(path)) as connection:
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == 2
+        columns = [row[1] for row in connection.execute("PRAGMA table_info(games)")]
+        assert columns[:5] == ["pairing", "players", "result", "places", "scores"]
+    with ResultStore.open(path) as again:  # a second open finds schema 2: nothing to do
+        assert summary(again)[:3] == MIGRATED and again.done_indices() == {0, 1, 2, 3, 4}
+
+
+def test_a_schema_1_store_opened_read_only_is_upgraded_in_memory_only(tmp_path: Path) -> None:
+    path = tmp_path / "results.db"
+    schema_1_store(path)
+    before = path.read_bytes()
+    with ResultStore.open(path, read_only=True) as store:
+        assert store.check_config(CONFIG)
+        assert summary(store) == MIGRATED
+        assert [r.places for r in store.results()] == [(1, 2), (2, 1), (1, 1)]
+    assert path.read_bytes() == before
+    with contextlib.closing(sqlite3.connect(path)) as connection:
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == 1
+
+
+def test_a_damaged_schema_1_store_is_damaged_not_upgraded(tmp_path: Path) -> None:
+    path = tmp_path / "results.db"
+    schema_1_store(path)
+    with contextlib.closing(sqlite3.connect(path)) as connection:
+        connection.execute("ALTER TABLE games ADD COLUMN extra TEXT")
+    with pytest.raises(DamagedStore, match="other columns"):
+        ResultStore.open(path)
+    with contextlib.closing(sqlite3.connect(path)) as connection:
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == 1  # rolled back
+    saved, rows = salvage(path)
+    assert saved == CONFIG
+    assert [(g.index, g.players, g.result, g.places, g.scores) for g in rows] == MIGRATED
+
+
+def test_the_rows_of_a_schema_1_store_are_salvaged(tmp_path: Path) -> None:
+    path = tmp_path / "results.db"
+    schema_1_store(path, damaged_row=True)
+    saved, rows = salvage(path)
+    assert saved == CONFIG
+    assert [(g.index, g.players, g.result, g.places, g.scores) for g in rows] == MIGRATED
 
 
 # --- the PGN file ------------------------------------------------------------------
@@ -346,8 +567,8 @@ store.check_or_save_config('{"kill": true}')
 index = 0
 while True:
     text = f'[Event "game {index}"]\\n[Result "1-0"]\\n\\n' + "1. c2 g2 " * 200 + "1-0\\n"
-    store.record(index, white="a", black="b", result="1-0", termination="normal",
-                 reason="", plies=2, pgn=text)
+    store.record(index, players=["a", "b"], result="1-0", places=[1, 2], scores=[1, 0],
+                 termination="normal", reason="", plies=2, pgn=text)
     append_pgn(pgn_path, text)
     if index == 2:
         print("three games recorded", flush=True)  # and it goes on writing until killed
@@ -383,3 +604,105 @@ def test_a_runner_killed_with_sigkill_loses_no_game_and_duplicates_none(
         assert events(pgn_path) == [f"game {index}" for index in sorted(done)]
         assert pgn_path.read_text().count("1-0\n\n") == len(done)
         assert store.games()[-1].pgn.endswith("1-0\n")
+
+
+# --- recovery of a tournament of three-seat games of chance ---------------------------
+
+
+def dice_tournament(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> TournamentConfig:
+    """A finished tournament of dice (tests/tinygames.py) at tables of three, written as
+    the runner writes one: each game in the store, then appended to the PGN."""
+    registered(monkeypatch)
+    players = [Entrant(name, BotCommand(("true",))) for name in ("ann", "bea", "cy", "dan")]
+    config = load_config(
+        None,
+        game="dice",
+        players=players,
+        players_per_table=3,
+        options={"rounds": 1},
+        tc="1+0",
+        seed=9,
+        event="Dice",
+        output=tmp_path / "out",
+    )
+    with ResultStore.open(config.output / "results.sqlite") as store:
+        store.save_config(config.to_json())
+        for pairing in config.schedule():
+            record = numbered(
+                dice_record(
+                    pairing.players,
+                    seed=game_seed(config.seed, pairing.index),
+                    rounds=1,
+                    tags={
+                        "Event": "Dice",
+                        "Round": str(pairing.round),
+                        "TimeControl": config.tc.pgn_tag,
+                    },
+                ),
+                pairing.index,
+            )
+            outcome = verify(record).outcome
+            assert outcome is not None
+            text = format_game(record)
+            store.record(
+                pairing.index,
+                players=pairing.players,
+                result=record.result,
+                places=outcome.places,
+                scores=outcome.scores,
+                termination="normal",
+                reason=outcome.reason,
+                plies=len(record.turns),
+                pgn=text,
+            )
+            append_pgn(config.output / "games.pgn", text)
+    return config
+
+
+def stored(config: TournamentConfig) -> list[tuple[object, ...]]:
+    with ResultStore.open(config.output / "results.sqlite", read_only=True) as store:
+        return [(g.index, g.players, g.result, g.places, g.scores) for g in store.games()]
+
+
+def test_a_tournament_of_three_seat_games_is_checked_and_rebuilt_from_its_pgn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = dice_tournament(tmp_path, monkeypatch)
+    games = stored(config)
+    assert len(games) == len(config.schedule()) and all(len(g[1]) == 3 for g in games)
+    store, notes = open_records(config)
+    store.close()
+    assert notes == ()
+    # A row whose places disagree with its record is restored from the PGN's copy.
+    with contextlib.closing(sqlite3.connect(config.output / "results.sqlite")) as db:
+        db.execute("UPDATE games SET places = '[3, 2, 1]', scores = '[1, 2, 3]' WHERE pairing = 1")
+        db.commit()
+    store, notes = open_records(config)
+    store.close()
+    assert len(notes) == 1 and "game 2: its result columns disagree" in notes[0]
+    assert stored(config) == games
+    # A lost store is rebuilt from the PGN: players, places and scores from the tags.
+    for name in ("results.sqlite", "results.sqlite-wal", "results.sqlite-shm"):
+        (config.output / name).unlink(missing_ok=True)
+    store, notes = open_records(config)
+    store.close()
+    assert notes == (
+        f"results.sqlite was missing: rebuilt it from {len(games)} games of games.pgn",
+    )
+    assert stored(config) == games
+
+
+def test_a_three_seat_game_with_another_seed_or_seating_is_not_the_tournaments(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = dice_tournament(tmp_path, monkeypatch)
+    pgn_path = config.output / "games.pgn"
+    text = pgn_path.read_text()
+    first = text.split("\n\n[Event")[0]
+    seed = next(line for line in first.splitlines() if line.startswith("[Seed "))
+    pgn_path.write_text(text.replace(seed, '[Seed "1"]', 1))
+    (config.output / "results.sqlite").unlink()
+    store, notes = open_records(config)
+    store.close()
+    assert any("its Seed is '1', not the seed of game 1" in note for note in notes), notes
+    assert [g[0] for g in stored(config)] == list(range(1, len(config.schedule())))

@@ -57,7 +57,7 @@ def test_clip_bounds_the_length_and_says_so() -> None:
 
 
 def test_a_finished_game_line_shows_no_escape_codes() -> None:
-    pairing = Pairing(index=6, round=2, white="ann", black="bea")
+    pairing = Pairing(index=6, round=2, players=("ann", "bea"))
     reason = 'Green (ann) forfeits: invalid message: "\x1b[2J\x1b]0;owned\x07\n[Result "1/2-1/2"]'
     ending = Ending(scores=(0.0, 1.0), termination="rules infraction", reason=reason)
     record = GameRecord(tags={"White": "ann", "Black": "bea"}, result="0-1")

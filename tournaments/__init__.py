@@ -1,9 +1,12 @@
 """Tournaments: schedules, ratings and the results store. Pure library code.
 
 - :mod:`tournaments.pairings` — round-robin (Berger tables), double round-robin
-  and gauntlet schedules: lazy sequences of :class:`~tournaments.pairings.Pairing`.
+  and gauntlet schedules, and tables of any other size (every combination, or a
+  balanced design) with seats rotated: lazy sequences of
+  :class:`~tournaments.pairings.Pairing`; each game's seed.
 - :mod:`tournaments.ratings` — Elo by maximum likelihood with error bars, LOS and
-  the crosstable; the Elo difference of a two-player match.
+  the crosstable, for games of any seat count (split into two-player results by
+  places), with mean score and mean place; the Elo difference of a two-player match.
 - :mod:`tournaments.store` — the SQLite results store of one tournament and its
   kill-safe PGN file, checked when opened.
 - :mod:`tournaments.recovery` — the store and the PGN checked against the schedule
@@ -29,6 +32,7 @@ from tournaments.ratings import (
     PlayerRating,
     RatingError,
     RatingTable,
+    TableResult,
     elo_difference,
     rate,
 )
@@ -47,6 +51,7 @@ __all__ = [
     "Schedule",
     "ScheduleError",
     "StoreError",
+    "TableResult",
     "append_pgn",
     "berger_table",
     "elo_difference",

@@ -7,13 +7,13 @@ A tournament file looks like this::
     tc = "1+0.05"                 # TimeControl.parse: BASE+INC, BASE or SECS/turn
     startup = 10                  # seconds for each game's handshake (default 10)
     margin = 0.1                  # grace before a bot is out of time (default 0.1)
-    turn_limit = 120              # the game's turn limit (default: the game's own)
+    players_per_table = 2         # seats per game (default: see below)
     format = "round-robin"        # or "gauntlet": the first player against each other
     cycles = 1                    # 2: double round-robin (round-robin only)
-    games = 2                     # games per pairing and cycle (default 1, or 2 per opening)
+    games = 2                     # games per pairing (table) and cycle (default: see below)
     concurrency = 2               # games at once (default: the number of CPUs)
-    openings = "openings.txt"     # start positions, one a line; each played with both colours
-    seed = 0                      # game seeds are seed + the game's index
+    openings = "openings.txt"     # start positions, one a line; each played in every seat
+    seed = 12345                  # reproducible deals (default: a secret seed per game)
     output = "runs/quick"         # the output directory (default: ./<file name without .toml>)
     sandbox = "auto"              # "on", "off": see docs/security.md
     memory = "2G"                 # the default limits of every bot (see docs/security.md)
@@ -21,6 +21,9 @@ A tournament file looks like this::
     file_size = "64M"
     open_files = 512
     affinity = false              # true: each bot pinned to a CPU of its own
+
+    [options]                     # the game's own options, checked by the game
+    turn_limit = 120              # Ivy: the turn after which the game is a draw
 
     [[players]]
     name = "random"               # optional: default the command's name, made unique
@@ -37,6 +40,25 @@ A tournament file looks like this::
 
 A player may also be one string in :meth:`~referee.process.BotCommand.parse`'s
 forms (``players = ["python -m bots.random", "name=g cmd='python -m bots.greedy'"]``).
+
+``players_per_table`` is how many players each game seats. A game played by one
+number of players only (Ivy: 2) needs none; for a game that seats a range
+(Verdant: 1 to 5) it defaults to every player at one table when the game seats
+that many, else to the most the game seats (``min(players, max_players)``): a
+tournament of three Verdant bots plays 3-player games. With 1 (a solo game) each
+player plays alone and is ranked by mean score, without Elo. ``games`` defaults
+to 1 per pairing (2 per opening) for two seats, and to one game per seat (times
+the openings) at tables of other sizes, where it must be a multiple of the seats
+(see :mod:`tournaments.pairings`). Without ``seed`` every game of chance gets a
+secret random seed of its own (recorded in its ``Seed`` tag once it is over): a seed
+a bot could guess would tell it every card still to come. With ``seed``, each game's
+seed is :func:`~referee.games.base.game_seed` of it and the game's index, so a
+tournament can be replayed deal for deal; keep such a seed private until the end.
+
+``[options]`` holds the game's own options (Ivy: ``turn_limit``; Verdant:
+``variant``), checked by the game (``check_options``); the CLI's ``--option
+KEY=VALUE`` override them one by one. A game option written at the top level is
+refused with a pointer to ``[options]``.
 
 Relative paths written in the file (``openings``, ``output``, a player's
 ``dir``) are relative to the file's folder; paths given as overrides are
@@ -64,11 +86,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from referee.clock import TimeControl
+from referee.clock import DEFAULT_TIME_CONTROL, Allowances, TimeControl
 from referee.errors import RefereeError
-from referee.games import get_game
+from referee.games import game_seed, get_game
 from referee.games.base import GameSettings
-from referee.match import MatchConfig, unique_names
+from referee.match import DEFAULT_GAME, MatchConfig, unique_names
 from referee.process import BotCommand
 from referee.sandbox import (
     LIMIT_KEYS,
@@ -85,9 +107,6 @@ from tournaments.pairings import Schedule, gauntlet, round_robin
 FORMATS = ("round-robin", "gauntlet")
 """The tournament formats."""
 
-DEFAULT_TC = "10+0.1"
-"""The time control when none is given."""
-
 DEFAULT_EVENT = "Tournament"
 """The PGN ``Event`` of a tournament that names none."""
 
@@ -97,7 +116,7 @@ KEYS = (
     "tc",
     "startup",
     "margin",
-    "turn_limit",
+    "players_per_table",
     "format",
     "cycles",
     "games",
@@ -106,11 +125,15 @@ KEYS = (
     "seed",
     "output",
     "players",
+    "options",
     "sandbox",
     *LIMIT_KEYS,
     "affinity",
 )
 """The keys of a tournament file, and the keyword overrides :func:`load_config` takes."""
+
+OPTION_TYPES = (str, int, float, bool)
+"""What a game option's value may be in a tournament file (the game checks the rest)."""
 
 PLAYER_KEYS = ("name", "cmd", "dir", "env", *LIMIT_KEYS, "network", "cpus")
 """The keys of one ``[[players]]`` table."""
@@ -178,28 +201,33 @@ class TournamentConfig:
     """Everything a tournament needs, checked on construction (:class:`ConfigError`).
 
     ``openings`` holds the start positions themselves (``openings_file`` says
-    where they came from); ``games`` ``None`` means 1 per pairing, or 2 per
-    opening with openings (see :mod:`tournaments.pairings`).
+    where they came from); ``games`` ``None`` means the default number per
+    pairing or table (see :mod:`tournaments.pairings`); ``players_per_table``
+    ``None`` the game's default (the module docstring, :attr:`seats`); ``options``
+    the game's options as given (text or TOML values), :attr:`rule_options` them
+    checked and completed by the game.
     """
 
     players: tuple[Entrant, ...]
     output: Path
     event: str = DEFAULT_EVENT
-    game: str = "ivy"
-    tc: TimeControl = field(default_factory=lambda: TimeControl.parse(DEFAULT_TC))
-    turn_limit: int | None = None
+    game: str = DEFAULT_GAME
+    tc: TimeControl = field(default_factory=lambda: TimeControl.parse(DEFAULT_TIME_CONTROL))
+    allowances: Allowances = field(default_factory=Allowances)
+    options: Mapping[str, Any] = field(default_factory=dict)
+    players_per_table: int | None = None
     format: str = "round-robin"
     cycles: int = 1
     games: int | None = None
     concurrency: int = field(default_factory=default_concurrency)
     openings: tuple[str, ...] = ()
     openings_file: Path | None = None
-    seed: int = 0
+    seed: int | None = None
     sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)
 
     def __post_init__(self) -> None:
-        if len(self.players) < 2:
-            raise ConfigError(f"a tournament needs at least 2 players, not {len(self.players)}")
+        if not self.players:
+            raise ConfigError("a tournament needs players: give at least one")
         names = [player.name for player in self.players]
         for name in names:
             check_pgn_name("player name", name)
@@ -218,9 +246,7 @@ class TournamentConfig:
             raise ConfigError(f"games per pairing must be at least 1, not {self.games}")
         if self.concurrency < 1:
             raise ConfigError(f"concurrency must be at least 1, not {self.concurrency}")
-        if self.turn_limit is not None and self.turn_limit < 1:
-            raise ConfigError(f"turn_limit must be at least 1, not {self.turn_limit}")
-        if not -MAX_SEED <= self.seed <= MAX_SEED:
+        if self.seed is not None and not -MAX_SEED <= self.seed <= MAX_SEED:
             raise ConfigError(f"seed must be from {-MAX_SEED} to {MAX_SEED}, not {self.seed}")
         self._check_game()
         try:
@@ -229,16 +255,35 @@ class TournamentConfig:
             raise ConfigError(str(error)) from None
 
     def _check_game(self) -> None:
-        """Refuse an unknown game, options it does not take, and openings it cannot start from."""
+        """Refuse an unknown game, a table it cannot seat, options it does not take, and
+        openings it cannot start from."""
         try:
             game = get_game(self.game)
-            game.start(GameSettings(players=2, options=self.options))
+        except RefereeError as error:
+            raise ConfigError(str(error)) from None
+        seats = self.seats
+        low, high = game.min_players, game.max_players
+        if not low <= seats <= high:
+            seated = f"{low}" if low == high else f"{low} to {high}"
+            raise ConfigError(
+                f"players_per_table must be {seated} for {game.name}"
+                f" (the players it seats), not {seats}"
+            )
+        if len(self.players) < 2 and seats != 1:
+            raise ConfigError(f"a tournament needs at least 2 players, not {len(self.players)}")
+        if seats > len(self.players):
+            raise ConfigError(
+                f"tables of {seats} need at least {seats} players, not {len(self.players)}"
+            )
+        try:
+            options = self.rule_options
+            game.start(GameSettings(players=seats, options=options))
         except RefereeError as error:
             raise ConfigError(str(error)) from None
         where = f"{self.openings_file}: " if self.openings_file is not None else ""
         for number, opening in enumerate(self.openings, start=1):
             try:
-                game.start(GameSettings(players=2, start=opening, options=self.options))
+                game.start(GameSettings(players=seats, start=opening, options=options))
             except RefereeError as error:
                 raise ConfigError(f"{where}opening {number}: {error}") from None
 
@@ -250,23 +295,43 @@ class TournamentConfig:
         return tuple(player.name for player in self.players)
 
     @property
-    def options(self) -> dict[str, Any]:
-        """The game's rule options (Ivy: ``turn_limit`` when one is set)."""
-        return {} if self.turn_limit is None else {"turn_limit": self.turn_limit}
+    def seats(self) -> int:
+        """The players of each game: ``players_per_table``, or the game's default (the
+        module docstring): its only number, else every player when they fit at one table,
+        else the most it seats."""
+        if self.players_per_table is not None:
+            return self.players_per_table
+        game = get_game(self.game)
+        if game.min_players == game.max_players:
+            return game.min_players
+        return max(game.min_players, min(len(self.players), game.max_players))
+
+    @property
+    def rule_options(self) -> dict[str, Any]:
+        """The game's options, checked and completed with its defaults (``check_options``)."""
+        return get_game(self.game).check_options(self.options)
+
+    def game_seed(self, index: int) -> int:
+        """The seed for game ``index``: :func:`~referee.games.base.game_seed` of the
+        tournament's ``seed``, or, without one, a new secret seed at every call."""
+        return game_seed(self.seed, index)
 
     def schedule(self) -> Schedule:
         """Every game of the tournament, in index order (the same on every run), made lazily."""
         openings = list(self.openings) or None
         if self.format == "gauntlet":
-            return gauntlet(self.names, games=self.games, openings=openings)
-        return round_robin(self.names, cycles=self.cycles, games=self.games, openings=openings)
+            return gauntlet(self.names, seats=self.seats, games=self.games, openings=openings)
+        return round_robin(
+            self.names, seats=self.seats, cycles=self.cycles, games=self.games, openings=openings
+        )
 
     def match_config(self) -> MatchConfig:
         """The settings every game of the tournament is played with."""
         return MatchConfig(
             game=self.game,
             control=self.tc,
-            options=self.options,
+            allowances=self.allowances,
+            options=self.rule_options,
             event=self.event,
             sandbox=self.sandbox.hiding(self.output),  # no bot sees the results
         )
@@ -275,17 +340,22 @@ class TournamentConfig:
         """The settings that decide results, as canonical JSON (sorted keys, no spaces).
 
         Concurrency and the output directory are left out: a tournament may be
-        resumed with more or fewer games at once, or from a moved directory.
+        resumed with more or fewer games at once, or from a moved directory. The
+        options are those given, as the game checked them (a default left unsaid
+        stays unsaid), and ``players_per_table`` is there only for a game that seats
+        more than one number of players: the snapshot of a two-seat Ivy tournament
+        is the one earlier versions saved.
         """
-        snapshot = {
+        checked = self.rule_options
+        snapshot: dict[str, Any] = {
             "event": self.event,
             "game": self.game,
             "time_control": {
                 "tc": str(self.tc),
-                "startup": self.tc.startup,
-                "margin": self.tc.margin,
+                "startup": self.allowances.startup,
+                "margin": self.allowances.margin,
             },
-            "options": self.options,
+            "options": {key: checked[key] for key in self.options if key in checked},
             "format": self.format,
             "cycles": self.cycles,
             "games": self.games,
@@ -301,6 +371,9 @@ class TournamentConfig:
                 for player in self.players
             ],
         }
+        game = get_game(self.game)
+        if game.min_players != game.max_players:
+            snapshot["players_per_table"] = self.seats
         return json.dumps(snapshot, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -313,7 +386,9 @@ def load_config(path: str | os.PathLike[str] | None = None, **overrides: Any) ->
     ``overrides`` take the file's keys (:data:`KEYS`); a ``None`` value means
     "not given" (so a CLI can pass every flag). ``players`` is a list of
     command strings (:meth:`BotCommand.parse` forms) or of :class:`Entrant`
-    and replaces the file's players. Without a file, ``output`` defaults to
+    and replaces the file's players; ``options`` maps game options to values
+    (text, as ``--option KEY=VALUE`` gives them, or typed) and overrides the
+    file's ``[options]`` one by one. Without a file, ``output`` defaults to
     ``./tournament``. Raises :class:`ConfigError` with a one-line message.
     """
     unknown = sorted(set(overrides) - set(KEYS))
@@ -327,6 +402,8 @@ def load_config(path: str | os.PathLike[str] | None = None, **overrides: Any) ->
             continue
         if key == "players":
             values[key] = _entrants(value, base=None, source=None)
+        elif key == "options":
+            values[key] = {**values.get(key, {}), **_options(value, None)}
         elif key in _SANDBOX_KEYS:
             values[key] = _sandbox_setting(key, value, None)
         else:
@@ -350,12 +427,14 @@ def _read_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{source}: not UTF-8 text ({_decode_problem(error)})") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{source}: not valid TOML ({error})") from None
-    _refuse_unknown(data, KEYS, source)
+    _refuse_unknown(data, KEYS, source, game=data.get("game", DEFAULT_GAME))
     base = path.parent
     values = dict(data)
     for key, value in data.items():
         if key == "players":
             values[key] = _entrants(value, base=base, source=source)
+        elif key == "options":
+            values[key] = _options(value, source)
         elif key in _SANDBOX_KEYS:
             values[key] = _sandbox_setting(key, value, source)
         else:
@@ -368,12 +447,11 @@ def _read_file(path: Path) -> dict[str, Any]:
 def _build(values: Mapping[str, Any]) -> TournamentConfig:
     """The config from merged settings (types already checked)."""
     if "players" not in values:
-        raise ConfigError("no players: give at least two")
+        raise ConfigError("no players: give at least two (one for a solo game)")
     try:
-        tc = TimeControl.parse(
-            str(values.get("tc", DEFAULT_TC)),
-            startup=float(values.get("startup", 10.0)),
-            margin=float(values.get("margin", 0.1)),
+        tc = TimeControl.parse(str(values.get("tc", DEFAULT_TIME_CONTROL)))
+        allowances = Allowances(
+            **{key: float(values[key]) for key in ("startup", "margin") if key in values}
         )
     except RefereeError as error:
         raise ConfigError(str(error)) from None
@@ -382,10 +460,21 @@ def _build(values: Mapping[str, Any]) -> TournamentConfig:
         "players": values["players"],
         "output": values["output"],
         "tc": tc,
+        "allowances": allowances,
         "openings": _read_openings(openings_file) if openings_file is not None else (),
         "openings_file": openings_file,
     }
-    for key in ("event", "game", "format", "turn_limit", "cycles", "games", "concurrency", "seed"):
+    for key in (
+        "event",
+        "game",
+        "options",
+        "players_per_table",
+        "format",
+        "cycles",
+        "games",
+        "concurrency",
+        "seed",
+    ):
         if key in values:
             settings[key] = values[key]
     settings["sandbox"] = SandboxPolicy(
@@ -423,7 +512,7 @@ _KINDS: dict[str, tuple[tuple[type, ...], str]] = {
     **{key: ((str,), "a string") for key in ("event", "game", "format", "openings", "output")},
     **{
         key: ((int,), "a whole number")
-        for key in ("turn_limit", "cycles", "games", "concurrency", "seed")
+        for key in ("players_per_table", "cycles", "games", "concurrency", "seed")
     },
     **{key: ((int, float), "a number of seconds") for key in ("startup", "margin")},
     "tc": ((str, int, float), 'a time control such as "10+0.1"'),
@@ -436,7 +525,8 @@ def _checked(key: str, value: Any, source: str | None) -> Any:
 
     Paths must not be empty (``--output ""`` would mean the current directory).
     Ranges are checked where the value is used (:class:`TournamentConfig`,
-    :class:`TimeControl`), so a file and the flags are held to the same rules.
+    :class:`TimeControl`, :class:`Allowances`), so a file and the flags are held to the
+    same rules.
     """
     kinds, wanted = _KINDS[key]
     where = f"{source}: " if source is not None else ""
@@ -449,12 +539,47 @@ def _checked(key: str, value: Any, source: str | None) -> Any:
     raise ConfigError(f"{where}{key} must be {wanted}, not {value!r}")
 
 
-def _refuse_unknown(data: Mapping[str, Any], known: Sequence[str], source: str | None) -> None:
-    """Raise :class:`ConfigError` naming the first key of ``data`` not in ``known``."""
+def _refuse_unknown(
+    data: Mapping[str, Any], known: Sequence[str], source: str | None, *, game: Any = None
+) -> None:
+    """Raise :class:`ConfigError` naming the first key of ``data`` not in ``known``.
+
+    With ``game`` (the file's ``game`` setting, ``None`` for the default), a key
+    that is one of that game's options is pointed to the ``[options]`` table.
+    """
     where = f"{source}: " if source is not None else ""
     for key in data:
-        if key not in known:
-            raise ConfigError(f"{where}unknown key {key!r} (known: {', '.join(known)})")
+        if key in known:
+            continue
+        if game is not None:
+            name = game if isinstance(game, str) else DEFAULT_GAME
+            if _is_option(name, key):
+                raise ConfigError(
+                    f"{where}{key!r} is an option of the game {name}: write it under [options]"
+                )
+        raise ConfigError(f"{where}unknown key {key!r} (known: {', '.join(known)})")
+
+
+def _is_option(game: str, key: str) -> bool:
+    """Whether the game called ``game`` has the option ``key`` (one its defaults name)."""
+    try:
+        return key in get_game(game).check_options({})
+    except RefereeError:
+        return False
+
+
+def _options(options: Any, source: str | None) -> dict[str, Any]:
+    """The ``[options]`` table (or the overrides' mapping), its values checked to be
+    scalars; what they mean is the game's to check."""
+    where = f"{source}: " if source is not None else ""
+    if not isinstance(options, Mapping):
+        raise ConfigError(f"{where}options must be a table of the game's options, not {options!r}")
+    for key, value in options.items():
+        if not isinstance(key, str) or not isinstance(value, OPTION_TYPES):
+            raise ConfigError(
+                f"{where}option {key!r} must be a string, a number or true/false, not {value!r}"
+            )
+    return dict(options)
 
 
 def _entrants(players: Any, *, base: Path | None, source: str | None) -> tuple[Entrant, ...]:

@@ -1,4 +1,4 @@
-"""Tournament schedules: who plays whom, with which colour, from which opening.
+"""Tournament schedules: who plays whom, in which seat, from which opening.
 
 A schedule is a :class:`Schedule`: an ordered, read-only sequence of
 :class:`Pairing` records, decided before the first game and never reshuffled,
@@ -7,39 +7,92 @@ is already in the results store. It is lazy: each pairing is computed from its
 index when asked for, so a schedule of a million (or a trillion) games is made
 at once and takes constant memory.
 
-Round-robins follow the Berger tables published by FIDE (Handbook C.05,
-Annex 1): with ``n`` players (one more, a bye, when ``n`` is odd) round 1 is
-``1-n, 2-(n-1), …``, player ``n`` alternates between the first board's black and
-white seat, and everyone else turns around the table by ``n/2`` places each
-round. Players are numbered in the order given, so the first name is player 1.
+Games for two seats
+    Round-robins follow the Berger tables published by FIDE (Handbook C.05,
+    Annex 1): with ``n`` players (one more, a bye, when ``n`` is odd) round 1 is
+    ``1-n, 2-(n-1), …``, player ``n`` alternates between the first board's black
+    and white seat, and everyone else turns around the table by ``n/2`` places
+    each round. Players are numbered in the order given, so the first name is
+    player 1.
 
-Colours of repeated games
     Game ``j`` (from 0) of a pairing in cycle ``c`` (from 0) has the table's
     colours when ``j + c`` is even and reversed ones when it is odd: a pairing's
     games alternate colours, and each cycle is the one before it with colours
     reversed (the double round-robin rule). A gauntlet has one cycle.
 
-Openings
     With ``openings`` (start positions in the game's own notation), a pairing's
     games, counted on across cycles as ``g = 0, 1, 2, …``, go in colour-swapped
     twos: game ``g`` starts from ``openings[(g // 2) % len(openings)]``. By
     default each pairing then plays ``2 * len(openings)`` games per cycle, so
     every opening is played once with each colour.
 
+Tables of other sizes
+    A game for ``N`` seats (``N`` = 1, or 3 and more) is played at *tables* of
+    ``N`` players; with ``N = 1`` (solo) each player alone is a table.
+
+    Which tables. A cycle of a round-robin holds every set of ``N`` players once
+    (the *combinations*, in lexicographic order of player numbers) when there are
+    at most :data:`ALL_TABLES` of them. A larger field gets a *balanced* cycle, a
+    cyclic design: the players, numbered ``0 … n-1``, are the integers modulo
+    ``n``; base tables ``B_1 … B_k`` of ``N`` numbers each are chosen (greedily,
+    each number added so as to even out how often each difference ``±d`` between
+    two members occurs, and base tables added until every difference occurs), and
+    the cycle's tables are every ``B_i + t`` (mod ``n``) for ``t = 0 … n-1``. Two
+    players whose numbers differ by ``d`` meet at exactly as many tables as ``d``
+    occurs as a difference within the base tables, so:
+
+    - every player plays at exactly ``k·N`` of the ``k·n`` tables of a cycle;
+    - every two players meet at least once per cycle;
+    - how often two pairs meet differs by at most 2 (by at most 1 for most
+      fields; the tests check every field of up to 200 players with tables of
+      3 to 5; the construction cannot promise more in general, since designs in
+      which all pairs meet equally often exist only for some sizes).
+
+    A gauntlet for ``N`` seats seats the first player at every table, with
+    ``N - 1`` of the others: every combination of them, or the balanced design of
+    tables of ``N - 1`` over the others, by the same rule (with ``N = 3``, always
+    every pair of the others: no schedule in which every two of them meet has fewer).
+
+    Seats. A table plays ``games`` games per cycle, a multiple of ``N`` (default
+    ``N``, or ``N * len(openings)``). Its games, counted on across cycles as
+    ``g = 0, 1, 2, …``, go in groups of ``N``: group ``g // N`` takes the table's
+    order (player numbers ascending) when even and that order reversed when odd,
+    turned by ``g % N`` places (seat ``s`` goes to ``order[(s + g) % N]``). So
+    within each cycle every player of a table sits each seat equally often, and
+    who plays after whom alternates between the two directions around the table.
+
+    Rounds and openings. Round ``r`` of a cycle holds game ``r`` of every table
+    (rounds are numbered on across cycles); games are ordered by cycle, round,
+    then table. With ``openings``, game ``g`` of a table starts from
+    ``openings[(g // N) % len(openings)]``: the ``N`` games of a group share an
+    opening, so each player at the table plays it once from each seat.
+
+Seeds
+    The seed of game ``index`` of a tournament whose seed is ``seed`` is
+    :func:`~referee.games.base.game_seed` (one home for it): the first 63 bits of the SHA-256 of
+    ``"<seed>:<index>"``, so games have unrelated seeds and a seed is the same on
+    every machine and Python version.
+
 A schedule holds at most :data:`MAX_GAMES` games.
 """
 
 from __future__ import annotations
 
+import functools
+import math
 import operator
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import overload
+from typing import Protocol, overload
 
 from referee.errors import RefereeError
 
 MAX_GAMES = 10**15
 """The most games a schedule may hold (game numbers stay exact integers everywhere)."""
+
+ALL_TABLES = 500
+"""A cycle holds every combination of players as a table when there are at most this many;
+above it, the balanced design (see the module docstring)."""
 
 
 class ScheduleError(RefereeError, ValueError):
@@ -52,14 +105,14 @@ class Pairing:
 
     ``index`` is the game's 0-based number in the schedule (stable: the same
     arguments always give the same schedule), ``round`` its 1-based round,
-    ``white`` the name of the player in seat 0 and ``black`` of seat 1, and
-    ``opening`` the start position or ``None`` for the game's standard start.
+    ``players`` the names of its players in seat order (with two seats: white,
+    then black), and ``opening`` the start position or ``None`` for the game's
+    standard start.
     """
 
     index: int
     round: int
-    white: str
-    black: str
+    players: tuple[str, ...]
     opening: str | None = None
 
 
@@ -172,23 +225,30 @@ class _Berger:
 def round_robin(
     players: Sequence[str],
     *,
+    seats: int = 2,
     cycles: int = 1,
     games: int | None = None,
     openings: Sequence[str] | None = None,
 ) -> Schedule:
-    """Every player meets every other ``cycles`` times, by the Berger tables.
+    """Every player meets every other, in each of ``cycles`` cycles.
 
-    ``cycles=2`` is a double round-robin: the second cycle repeats the first
-    with colours reversed. ``games`` is how many games each pairing plays in a
-    round (default 1, or ``2 * len(openings)`` with openings); see the module
-    docstring for how their colours and openings are chosen. A cycle has
-    ``n - 1`` rounds (``n`` for an odd ``n``), numbered on across cycles.
-    Games are ordered by cycle, round, repetition, then board.
+    With two seats, by the Berger tables: ``cycles=2`` is a double round-robin,
+    whose second cycle repeats the first with colours reversed. ``games`` is how
+    many games each pairing plays in a round (default 1, or ``2 * len(openings)``
+    with openings). A cycle has ``n - 1`` rounds (``n`` for an odd ``n``),
+    numbered on across cycles. Games are ordered by cycle, round, repetition,
+    then board.
+
+    With other ``seats``, at tables of that many players: ``games`` per table and
+    cycle (a multiple of ``seats``; default ``seats``, or ``seats * len(openings)``).
+    See the module docstring for the tables, seats, colours and openings.
     """
+    if seats != 2:
+        names = _check_players(players, minimum=max(seats, 1), seats=seats)
+        return _table_schedule(names, _tables(len(names), seats), seats, cycles, games, openings)
     names = _check_players(players, minimum=2)
     per_pairing = _games_per_pairing(games, openings)
-    if cycles < 1:
-        raise ScheduleError(f"cycles must be at least 1, not {cycles}")
+    _check_cycles(cycles)
     table = _Berger(len(names))
     openings = None if openings is None else tuple(openings)
 
@@ -202,7 +262,7 @@ def round_robin(
             cycle * table.rounds + round_offset + 1,
             (names[white - 1], names[black - 1]),
             reverse=(game + cycle) % 2 == 1,
-            opening=_opening(openings, cycle * per_pairing + game),
+            opening=_opening(openings, cycle * per_pairing + game, 2),
         )
 
     return Schedule(cycles * table.rounds * per_pairing * table.boards, at)
@@ -211,17 +271,27 @@ def round_robin(
 def gauntlet(
     players: Sequence[str],
     *,
+    seats: int = 2,
     games: int | None = None,
     openings: Sequence[str] | None = None,
 ) -> Schedule:
-    """The first player meets each of the others; the others never meet.
+    """The first player meets the others; the others meet only at its tables.
 
-    Each opponent plays ``games`` games against the first player (default 1, or
-    ``2 * len(openings)`` with openings). Round ``r`` holds the ``r``-th game
-    against every opponent; the first player takes white against the first
-    opponent in round 1 and colours alternate from game to game and from
-    opponent to opponent, so they balance over the whole gauntlet.
+    With two seats, each opponent plays ``games`` games against the first player
+    (default 1, or ``2 * len(openings)`` with openings). Round ``r`` holds the
+    ``r``-th game against every opponent; the first player takes white against
+    the first opponent in round 1 and colours alternate from game to game and
+    from opponent to opponent, so they balance over the whole gauntlet.
+
+    With more ``seats``, the first player sits at every table, with ``seats - 1``
+    of the others (see the module docstring); ``games`` as for :func:`round_robin`.
     """
+    if seats != 2:
+        if seats < 2:
+            raise ScheduleError(f"a gauntlet needs tables of at least 2 seats, not {seats}")
+        names = _check_players(players, minimum=seats, seats=seats)
+        others = _tables(len(names) - 1, seats - 1)
+        return _table_schedule(names, _WithFirst(others), seats, 1, games, openings)
     names = _check_players(players, minimum=2)
     per_pairing = _games_per_pairing(games, openings)
     challenger, opponents = names[0], names[1:]
@@ -234,17 +304,196 @@ def gauntlet(
             game + 1,
             (challenger, opponents[number]),
             reverse=(game + number) % 2 == 1,
-            opening=_opening(openings, game),
+            opening=_opening(openings, game, 2),
         )
 
     return Schedule(per_pairing * len(opponents), at)
 
 
-def _check_players(players: Sequence[str], *, minimum: int) -> tuple[str, ...]:
+# --- tables of N players ----------------------------------------------------------
+
+
+class _Tables(Protocol):
+    """The tables of one cycle: ``count`` of them, each a sorted tuple of player numbers."""
+
+    @property
+    def count(self) -> int: ...
+
+    def table(self, number: int) -> tuple[int, ...]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Combinations:
+    """Every set of ``size`` of the players ``0 … players-1``, in lexicographic order."""
+
+    players: int
+    size: int
+
+    @property
+    def count(self) -> int:
+        return math.comb(self.players, self.size)
+
+    def table(self, number: int) -> tuple[int, ...]:
+        """The ``number``-th combination (the combinatorial number system, unranked)."""
+        chosen: list[int] = []
+        candidate = 0
+        for slot in range(self.size):
+            while True:
+                # Combinations that start with the ones chosen, then ``candidate``.
+                starting_here = math.comb(self.players - candidate - 1, self.size - slot - 1)
+                if number < starting_here:
+                    break
+                number -= starting_here
+                candidate += 1
+            chosen.append(candidate)
+            candidate += 1
+        return tuple(chosen)
+
+
+@dataclass(frozen=True, slots=True)
+class _CyclicDesign:
+    """The balanced design: every base table turned by ``0 … players-1`` (mod ``players``)."""
+
+    players: int
+    base: tuple[tuple[int, ...], ...]
+
+    @property
+    def count(self) -> int:
+        return len(self.base) * self.players
+
+    def table(self, number: int) -> tuple[int, ...]:
+        block, shift = divmod(number, self.players)
+        return tuple(sorted((member + shift) % self.players for member in self.base[block]))
+
+
+@dataclass(frozen=True, slots=True)
+class _WithFirst:
+    """Player 0 at each of ``others``' tables, whose players are numbered from 1."""
+
+    others: _Tables
+
+    @property
+    def count(self) -> int:
+        return self.others.count
+
+    def table(self, number: int) -> tuple[int, ...]:
+        return (0, *(member + 1 for member in self.others.table(number)))
+
+
+def _tables(players: int, size: int) -> _Tables:
+    """A cycle's tables of ``size`` among ``players``: every combination, or the balanced design."""
+    if size <= 2 or math.comb(players, size) <= ALL_TABLES:
+        return _Combinations(players, size)
+    return _CyclicDesign(players, _difference_family(players, size))
+
+
+@functools.lru_cache(maxsize=16)
+def _difference_family(players: int, size: int) -> tuple[tuple[int, ...], ...]:
+    """Base tables of ``size`` numbers modulo ``players`` whose differences cover every
+    non-zero residue, each as evenly as the greedy choice manages (module docstring).
+
+    ``meets[d]`` counts the ordered pairs of members of base tables that differ by
+    ``d``: players whose numbers differ by ``d`` meet at that many tables of the
+    design. Each number added to a base table is the one (the smallest, on a tie)
+    that raises the sum of ``meets[d]²`` least: a difference not yet covered costs
+    1, one covered once 3, and so on.
+    """
+    meets = [0] * players
+    base: list[tuple[int, ...]] = []
+    while not base or 0 in meets[1:]:
+        block = [0]
+        for _ in range(size - 1):
+            best_cost, best = -1, -1
+            for candidate in range(1, players):
+                if candidate in block:
+                    continue
+                # The rise of the sum of squares, one new difference at a time (then undone).
+                residues = [(candidate - m) % players for m in block]
+                residues += [(m - candidate) % players for m in block]
+                cost = 0
+                for residue in residues:
+                    cost += 2 * meets[residue] + 1
+                    meets[residue] += 1
+                for residue in residues:
+                    meets[residue] -= 1
+                if best < 0 or cost < best_cost:
+                    best_cost, best = cost, candidate
+            for member in block:
+                meets[(best - member) % players] += 1
+                meets[(member - best) % players] += 1
+            block.append(best)
+        base.append(tuple(block))
+    return tuple(base)
+
+
+def _table_schedule(
+    names: tuple[str, ...],
+    tables: _Tables,
+    seats: int,
+    cycles: int,
+    games: int | None,
+    openings: Sequence[str] | None,
+) -> Schedule:
+    """``cycles`` cycles of ``tables``, each table's games with seats turned (module docstring)."""
+    _check_cycles(cycles)
+    per_table = _games_per_table(games, openings, seats)
+    openings = None if openings is None else tuple(openings)
+
+    def at(index: int) -> Pairing:
+        rest, number = divmod(index, tables.count)
+        cycle, game = divmod(rest, per_table)
+        counted = cycle * per_table + game  # the table's game number across cycles
+        members = tuple(names[player] for player in tables.table(number))
+        return Pairing(
+            index=index,
+            round=counted + 1,
+            players=_seated(members, counted),
+            opening=_opening(openings, counted, seats),
+        )
+
+    return Schedule(cycles * per_table * tables.count, at)
+
+
+def _seated(table: tuple[str, ...], game: int) -> tuple[str, ...]:
+    """The players of ``table`` (ascending numbers) in seat order for the table's ``game``-th
+    game: groups of ``len(table)`` games, alternately forwards and backwards, each turned."""
+    size = len(table)
+    order = table if (game // size) % 2 == 0 else table[::-1]
+    turn = game % size
+    return order[turn:] + order[:turn]
+
+
+def _games_per_table(games: int | None, openings: Sequence[str] | None, seats: int) -> int:
+    """How many games each table plays per cycle: a multiple of the seats."""
+    if openings is not None and len(openings) == 0:
+        raise ScheduleError("the list of openings is empty")
+    if games is None:
+        return seats * (1 if openings is None else len(openings))
+    if games < 1:
+        raise ScheduleError(f"games per table must be at least 1, not {games}")
+    if games % seats:
+        raise ScheduleError(
+            f"games per table must be a multiple of {seats}, the seats at a table,"
+            f" so that each player sits each seat equally often: not {games}"
+        )
+    return games
+
+
+# --- common checks ------------------------------------------------------------------
+
+
+def _check_players(
+    players: Sequence[str], *, minimum: int, seats: int | None = None
+) -> tuple[str, ...]:
     """The player names as a tuple, refused when too few, blank or repeated."""
     names = tuple(players)
+    if seats is not None and seats < 1:
+        raise ScheduleError(f"a table needs at least 1 seat, not {seats}")
     if len(names) < minimum:
-        raise ScheduleError(f"a tournament needs at least {minimum} players, not {len(names)}")
+        tables = "" if seats is None else f" at tables of {seats}"
+        raise ScheduleError(
+            f"a tournament{tables} needs at least {minimum} players, not {len(names)}"
+        )
     for name in names:
         if not name or not name.strip():
             raise ScheduleError("a player's name is empty")
@@ -254,8 +503,13 @@ def _check_players(players: Sequence[str], *, minimum: int) -> tuple[str, ...]:
     return names
 
 
+def _check_cycles(cycles: int) -> None:
+    if cycles < 1:
+        raise ScheduleError(f"cycles must be at least 1, not {cycles}")
+
+
 def _games_per_pairing(games: int | None, openings: Sequence[str] | None) -> int:
-    """How many games each pairing plays per round (see :func:`round_robin`)."""
+    """How many games each pairing of two plays per round (see :func:`round_robin`)."""
     if openings is not None and len(openings) == 0:
         raise ScheduleError("the list of openings is empty")
     if games is None:
@@ -265,14 +519,16 @@ def _games_per_pairing(games: int | None, openings: Sequence[str] | None) -> int
     return games
 
 
-def _opening(openings: Sequence[str] | None, game: int) -> str | None:
-    """The opening of a pairing's ``game``-th game: colour-swapped twos share one."""
-    return None if openings is None else openings[(game // 2) % len(openings)]
+def _opening(openings: Sequence[str] | None, game: int, group: int) -> str | None:
+    """The opening of a pairing's or table's ``game``-th game: each group of ``group``
+    games (colour-swapped twos, turned seats) shares one."""
+    return None if openings is None else openings[(game // group) % len(openings)]
 
 
 def _pairing(
     index: int, round_number: int, pair: tuple[str, str], *, reverse: bool, opening: str | None
 ) -> Pairing:
     """The game ``pair`` (white, black) — with the colours swapped when ``reverse``."""
-    white, black = pair[::-1] if reverse else pair
-    return Pairing(index=index, round=round_number, white=white, black=black, opening=opening)
+    return Pairing(
+        index=index, round=round_number, players=pair[::-1] if reverse else pair, opening=opening
+    )

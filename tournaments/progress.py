@@ -54,13 +54,15 @@ class Progress:
 def describe_game(pairing: Pairing, result: GameResult, seconds: float | None = None) -> str:
     """A finished game in one line: ``game 7 (round 2): random - greedy 0-1, <reason>, 3.2 s``.
 
-    The reason may quote a bot, so it is made printable and clipped
-    (:func:`referee.untrusted.for_terminal`): the line is one line, without escape codes.
+    The players are named in seat order and the result is the record's (``2-1-3``
+    for three seats, the score of a solo game). The reason may quote a bot, so it is
+    made printable and clipped (:func:`referee.untrusted.for_terminal`): the line is
+    one line, without escape codes.
     """
     took = "" if seconds is None else f", {seconds:.1f} s"
-    white, black = printable(pairing.white), printable(pairing.black)
+    players = " - ".join(printable(name) for name in pairing.players)
     return (
-        f"game {pairing.index + 1} (round {pairing.round}): {white} - {black}"
+        f"game {pairing.index + 1} (round {pairing.round}): {players}"
         f" {result.result}, {for_terminal(result.ending.reason)}{took}"
     )
 
@@ -180,7 +182,7 @@ class LiveProgress(_Watcher):
         for pairing, started in sorted(self.running.values(), key=lambda item: item[1]):
             running.add_row(
                 f"game {pairing.index + 1}",
-                Text(printable(f"{pairing.white} vs {pairing.black}")),
+                Text(printable(" vs ".join(pairing.players))),
                 _clock(now - started),
             )
         parts: list[RenderableType] = [summary, bar, running]

@@ -7,6 +7,32 @@ many wins out of one game, so a draw is half a win and half a loss. All games
 are rated at once by maximising the likelihood (Newton's method with a
 backtracking line search, to a step below 1e-9 Elo); colours are not modelled.
 Ratings average 0, or are shifted so that an anchor player has a given rating.
+They depend on which games were played, never on their order.
+
+Games of more than two seats
+    A game of ``N`` seats counts as the ``N·(N-1)/2`` two-player results between
+    its seats, by places: a seat placed better (a lower place) than another beat
+    it, two seats with the same place drew. Each of these results has the weight
+    ``1/(N-1)`` in the likelihood (its win, draw or loss counts as ``1/(N-1)`` of a
+    game), so a player's ``N - 1`` results at one table weigh as much as one
+    two-player game: a table is one game's worth of evidence for each of its
+    players, whatever its size. Two-seat games have the weight 1, so their
+    ratings are exactly those of the two-player model. Only places enter the
+    ratings, not points. This is the pairwise decomposition of multiplayer Elo
+    fitted by maximum likelihood; since the results of one table come from one
+    ranking they are not independent, so the likelihood is a composite one and
+    its error bars are an approximation (the weight keeps a 5-seat game from
+    counting as four games of evidence per player).
+
+    Solo games (one seat) have no opponent and are not rated: a table of solo
+    games has no Elo and ranks players by mean score.
+
+Beside the ratings
+    Each player's ``games`` (games played, any seat count), ``mean_score`` (in the
+    game's own unit: Ivy 1, ½ or 0, Verdant points; over the games whose scores
+    are known) and ``mean_place`` (1 is best). ``wins``, ``draws`` and ``losses``
+    count the two-player results above, unweighted (for two-seat games, the
+    games themselves), and the crosstable holds them per opponent.
 
 Perfect and zero scores
     The maximum-likelihood ratings are finite exactly when the players cannot
@@ -20,19 +46,21 @@ Perfect and zero scores
 
 Error bars
     The covariance of the ratings is the pseudo-inverse of the observed
-    information (the negative Hessian of the log-likelihood, virtual draws
-    included) on ratings that average 0. A player's ``error`` is 1.96 standard
-    deviations of their rating relative to the pool average, or to the anchor
-    (whose own error is then 0). The likelihood of superiority (LOS) of a player
-    over the next one in the table is the normal probability that their rating
-    difference is positive, from the same covariance.
+    information (the negative Hessian of the log-likelihood, weights and virtual
+    draws included) on ratings that average 0. A player's ``error`` is 1.96
+    standard deviations of their rating relative to the pool average, or to the
+    anchor (whose own error is then 0). The likelihood of superiority (LOS) of a
+    player over the next one in the table is the normal probability that their
+    rating difference is positive, from the same covariance.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
 
 from referee.errors import RefereeError
 from referee.tally import Tally
@@ -49,24 +77,78 @@ STEP_TOLERANCE = 1e-9 / ELO_PER_UNIT
 MAX_NEWTON_STEPS = 200
 """A bound on Newton steps; the fit needs a handful for ordinary tables."""
 
+Kind = Literal["two-seat", "tables", "solo"]
+"""What a rating table rates: two-seat games scored 1, ½ or 0 (as chess is), games at tables
+(of any other kind: more seats, or scores in points), or solo games only (no Elo)."""
+
 
 class RatingError(RefereeError, ValueError):
-    """Results cannot be rated as asked (an unknown anchor, a score that is not 1, ½ or 0)."""
+    """Results cannot be rated as asked (an unknown anchor, places that are not places)."""
 
 
 # --- results -----------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
+class TableResult:
+    """One finished game, seat by seat: who played, their places, their scores.
+
+    ``places`` are 1 for the best, tied seats sharing one; ``scores`` are in the
+    game's own unit, or ``None`` when the record does not say them.
+    """
+
+    players: tuple[str, ...]
+    places: tuple[int, ...]
+    scores: tuple[float, ...] | None
+
+    @classmethod
+    def two_seat(cls, white: str, black: str, white_score: float) -> TableResult:
+        """A two-seat game that white scored ``white_score`` in (1, 0.5 or 0)."""
+        if white_score not in (0, 0.5, 1):
+            raise RatingError(f"a game score must be 1, 0.5 or 0, not {white_score!r}")
+        places = (1, 1) if white_score == 0.5 else (1, 2) if white_score == 1 else (2, 1)
+        return cls((white, black), places, (white_score, 1 - white_score))
+
+    @property
+    def chess_like(self) -> bool:
+        """Whether this is a two-seat game scored 1, ½ or 0 by its places."""
+        if len(self.players) != 2 or self.scores is None:
+            return False
+        first, second = self.places
+        chess = (1.0, 0.0) if first < second else (0.0, 1.0) if second < first else (0.5, 0.5)
+        return self.scores == chess
+
+
+class Played(Protocol):
+    """Anything that says a finished game's players, places and scores in seat order, as
+    :class:`TableResult` does."""
+
+    @property
+    def players(self) -> Sequence[str]: ...
+
+    @property
+    def places(self) -> Sequence[int]: ...
+
+    @property
+    def scores(self) -> Sequence[float] | None: ...
+
+
+Result = Played | tuple[str, str, float]
+"""A game to rate: a :class:`TableResult` (or any :class:`Played`), or ``(white, black,
+white_score)`` for a two-seat game scored 1, 0.5 or 0."""
+
+
+@dataclass(frozen=True, slots=True)
 class Encounter(Tally):
-    """One player's games against one opponent, counted from the player's side."""
+    """One player's results against one opponent, counted from the player's side
+    (at tables of more than two, the two-player results by places)."""
 
     wins: int = 0
     draws: int = 0
     losses: int = 0
 
     def plus(self, score: float) -> Encounter:
-        """This encounter with one more game that the player scored ``score`` in."""
+        """This encounter with one more result that the player scored ``score`` in."""
         if score == 1:
             return Encounter(self.wins + 1, self.draws, self.losses)
         if score == 0:
@@ -85,27 +167,55 @@ class Encounter(Tally):
 
 
 @dataclass(frozen=True, slots=True)
-class PlayerRating(Tally):
+class PlayerRating:
     """One row of the rating table.
 
-    ``elo`` is the rating, ``error`` the half-width of its 95% interval, and
-    ``los_next`` the likelihood that this player is stronger than the next one in
-    the table (``None`` for the last).
+    ``elo`` is the rating and ``error`` the half-width of its 95% interval (both
+    ``None`` in a table of solo games), ``los_next`` the likelihood that this
+    player is stronger than the next one in the table (``None`` for the last, and
+    without Elo). ``games`` counts the games played; ``wins``, ``draws`` and
+    ``losses`` the two-player results (the games themselves for two seats);
+    ``points`` adds the scores of the ``scored`` games whose scores are known,
+    ``place_total`` the places of all games.
     """
 
     rank: int
     name: str
-    elo: float
-    error: float
+    elo: float | None
+    error: float | None
+    games: int
     wins: int
     draws: int
     losses: int
     los_next: float | None
+    points: float = 0.0
+    scored: int = 0
+    place_total: int = 0
+
+    @property
+    def results(self) -> int:
+        """Two-player results counted (two seats: the games)."""
+        return self.wins + self.draws + self.losses
+
+    @property
+    def score(self) -> float:
+        """Points from the two-player results: a win 1, a draw ½."""
+        return self.wins + self.draws / 2
 
     @property
     def score_percent(self) -> float:
-        """Points as a percentage of games played (0 with no games)."""
-        return 100 * self.score / self.games if self.games else 0.0
+        """:attr:`score` as a percentage of :attr:`results` (0 with none)."""
+        return 100 * self.score / self.results if self.results else 0.0
+
+    @property
+    def mean_score(self) -> float | None:
+        """The mean score per game, in the game's unit (``None`` with no scored game)."""
+        return self.points / self.scored if self.scored else None
+
+    @property
+    def mean_place(self) -> float | None:
+        """The mean place per game, 1 the best (``None`` with no game)."""
+        return self.place_total / self.games if self.games else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,13 +225,21 @@ class RatingTable:
     ``crosstable`` maps ``(player, opponent)`` to their :class:`Encounter`, in
     both directions, for every two players that met; ``anchor`` names the player
     whose rating was fixed, if any; ``virtual_draws`` says whether the
-    perfect-score prior of the module docstring was needed.
+    perfect-score prior of the module docstring was needed; ``kind`` what was
+    rated (:data:`Kind`: reports show mean score and mean place unless it is
+    ``"two-seat"``, and no Elo for ``"solo"``).
     """
 
     players: tuple[PlayerRating, ...]
     crosstable: Mapping[tuple[str, str], Encounter]
     anchor: str | None = None
     virtual_draws: bool = False
+    kind: Kind = "two-seat"
+
+    @property
+    def rated(self) -> bool:
+        """Whether the players have Elo ratings (not for solo games)."""
+        return self.kind != "solo"
 
     def player(self, name: str) -> PlayerRating:
         """The row of the player called ``name`` (``KeyError`` if there is none)."""
@@ -135,57 +253,145 @@ class RatingTable:
         return self.crosstable.get((player, opponent), Encounter())
 
 
-def _tally(
-    results: Iterable[tuple[str, str, float]], players: Iterable[str] = ()
-) -> tuple[list[str], dict[tuple[str, str], Encounter]]:
-    """The players (``players`` first, then others as they appear) and the crosstable.
+@dataclass(slots=True)
+class _Totals:
+    """One player's games, scores and places, added up."""
 
-    ``results`` holds ``(white, black, white_score)`` with the score 1, 0.5 or 0.
+    games: int = 0
+    points: float = 0.0
+    scored: int = 0
+    place_total: int = 0
+
+
+@dataclass(slots=True)
+class _Tally:
+    """The results added up: players (in order of appearance), the crosstable, the
+    two-player results the model fits, and each player's totals.
+
+    ``met`` counts, for two players ``a < b`` (by name), their results by the seats
+    of the game and ``a``'s score: whole numbers, so the weighted sums made from them
+    (:meth:`weighted`), and so the ratings, do not depend on the order of the games.
     """
-    names = list(dict.fromkeys(players))
-    known = set(names)
-    crosstable: dict[tuple[str, str], Encounter] = {}
-    for white, black, score in results:
-        if score not in (0, 0.5, 1):
-            raise RatingError(f"a game score must be 1, 0.5 or 0, not {score!r}")
-        if white == black:
-            raise RatingError(f"player {white!r} cannot play against themselves")
-        for name in (white, black):
-            if name not in known:
-                known.add(name)
-                names.append(name)
-        crosstable[white, black] = crosstable.get((white, black), Encounter()).plus(score)
-        crosstable[black, white] = crosstable[white, black].reversed()
-    return names, crosstable
+
+    names: list[str] = field(default_factory=list)
+    crosstable: dict[tuple[str, str], Encounter] = field(default_factory=dict)
+    met: dict[tuple[str, str], Counter[tuple[int, float]]] = field(default_factory=dict)
+    totals: dict[str, _Totals] = field(default_factory=dict)
+    games: int = 0
+    pairwise: bool = False
+    chess_like: bool = True
+
+    def add_player(self, name: str) -> _Totals:
+        if name not in self.totals:
+            self.totals[name] = _Totals()
+            self.names.append(name)
+        return self.totals[name]
+
+    def add(self, result: Result) -> None:
+        if isinstance(result, tuple):
+            game = TableResult.two_seat(*result)
+        else:
+            scores = None if result.scores is None else tuple(result.scores)
+            game = TableResult(tuple(result.players), tuple(result.places), scores)
+        _check(game)
+        seats = len(game.players)
+        self.games += 1
+        self.chess_like = self.chess_like and game.chess_like
+        for seat, name in enumerate(game.players):
+            totals = self.add_player(name)
+            totals.games += 1
+            totals.place_total += game.places[seat]
+            if game.scores is not None:
+                totals.points += game.scores[seat]
+                totals.scored += 1
+        for i in range(seats):
+            for j in range(i + 1, seats):
+                self.pairwise = True
+                first, second = game.players[i], game.players[j]
+                score = _pair_score(game.places[i], game.places[j])
+                encounter = self.crosstable.get((first, second), Encounter()).plus(score)
+                self.crosstable[first, second] = encounter
+                self.crosstable[second, first] = encounter.reversed()
+                if second < first:
+                    first, second, score = second, first, 1 - score
+                self.met.setdefault((first, second), Counter())[seats, score] += 1
+
+    def weighted(self, first: str, second: str) -> tuple[float, float]:
+        """The weighted games of ``first`` and ``second`` (``first < second``) and
+        ``first``'s weighted points, added in a fixed order."""
+        games = points = 0.0
+        for (seats, score), count in sorted(self.met[first, second].items()):
+            games += count / (seats - 1)
+            points += count * score / (seats - 1)
+        return games, points
+
+    def kind(self) -> Kind:
+        """What these results are, when nobody said (see :data:`Kind`)."""
+        if self.games and not self.pairwise:
+            return "solo"
+        return "two-seat" if self.chess_like else "tables"
+
+
+def _pair_score(place: int, other: int) -> float:
+    """The two-player result of a seat placed ``place`` against one placed ``other``."""
+    return 1.0 if place < other else 0.0 if place > other else 0.5
+
+
+def _check(game: TableResult) -> None:
+    """Refuse a game whose seats, places and scores do not fit together."""
+    seats = len(game.players)
+    if seats == 0:
+        raise RatingError("a game has at least one seat")
+    if len(game.places) != seats or (game.scores is not None and len(game.scores) != seats):
+        raise RatingError(f"a game of {seats} seats needs one place and one score per seat")
+    if len(set(game.players)) != seats:
+        name = next(name for name in game.players if game.players.count(name) > 1)
+        raise RatingError(f"player {name!r} cannot play against themselves")
+    for place in game.places:
+        if not 1 <= place <= seats:
+            raise RatingError(f"a place at a table of {seats} is from 1 to {seats}, not {place}")
 
 
 # --- the rating table ----------------------------------------------------------
 
 
 def rate(
-    results: Iterable[tuple[str, str, float]],
+    results: Iterable[Result],
     *,
     players: Iterable[str] = (),
     anchor: str | None = None,
     anchor_elo: float = 0.0,
+    kind: Kind | None = None,
 ) -> RatingTable:
-    """Rate every player from ``(white, black, white_score)`` results (see the module docstring).
+    """Rate every player from finished games (see the module docstring).
 
-    ``players`` lists players to include even without games. With ``anchor``
-    the ratings are shifted so that this player is rated ``anchor_elo``;
-    otherwise they average 0. Rows are ordered by rating, then points, then name.
+    ``results`` holds :class:`TableResult` (or :class:`Played`) games of any seat count, or
+    ``(white, black, white_score)`` two-seat games. ``players`` lists players to
+    include even without games. With ``anchor`` the ratings are shifted so that
+    this player is rated ``anchor_elo``; otherwise they average 0. ``kind``
+    (default: from the games, ``"two-seat"`` when there are none) says what is
+    rated: with ``"solo"`` there are no ratings, and rows are ordered by mean
+    score, then name. Otherwise rows are ordered by rating, then points, then name.
     """
-    names, crosstable = _tally(results, players)
+    tally = _Tally()
+    for name in players:
+        tally.add_player(name)
+    for result in results:
+        tally.add(result)
+    kind = kind or tally.kind()
+    names = tally.names
     if anchor is not None and anchor not in names:
         raise RatingError(f"anchor player {anchor!r} is not among the rated players")
+    if kind == "solo":
+        if anchor is not None:
+            raise RatingError("solo games have no ratings to anchor")
+        return _unrated(tally)
     if not names:
-        return RatingTable((), crosstable)
+        return RatingTable((), tally.crosstable, kind=kind)
+    # The fit numbers players by name, and so does not depend on the order of the games.
+    names = sorted(names)
     index = {name: number for number, name in enumerate(names)}
-    pairs = [
-        _Pair(index[a], index[b], encounter.games, encounter.score)
-        for (a, b), encounter in crosstable.items()
-        if index[a] < index[b]
-    ]
+    pairs = [_Pair(index[a], index[b], *tally.weighted(a, b)) for a, b in sorted(tally.met)]
     model = _Model(len(names), pairs, virtual_draws=not _estimate_exists(len(names), pairs))
     strength = model.fit()
     covariance = model.covariance(strength)
@@ -200,24 +406,21 @@ def rate(
             return covariance[i][i]
         return covariance[i][i] + covariance[j][j] - 2 * covariance[i][j]
 
-    totals = dict.fromkeys(names, Encounter())
-    for (name, _), encounter in crosstable.items():
-        totals[name] += encounter
+    results_of = _encounters(tally)
     order = sorted(
-        range(len(names)), key=lambda i: (-round(elo[i], 6), -totals[names[i]].score, names[i])
+        range(len(names)), key=lambda i: (-round(elo[i], 6), -results_of[names[i]].score, names[i])
     )
     rows = []
     for rank, i in enumerate(order, start=1):
         following = order[rank] if rank < len(order) else None
         rows.append(
-            PlayerRating(
-                rank=rank,
-                name=names[i],
+            _row(
+                rank,
+                names[i],
+                tally,
+                results_of[names[i]],
                 elo=elo[i],
                 error=Z95 * ELO_PER_UNIT * math.sqrt(max(variance(i, reference), 0.0)),
-                wins=totals[names[i]].wins,
-                draws=totals[names[i]].draws,
-                losses=totals[names[i]].losses,
                 los_next=(
                     None
                     if following is None
@@ -227,7 +430,60 @@ def rate(
                 ),
             )
         )
-    return RatingTable(tuple(rows), crosstable, anchor, model.virtual_draws)
+    return RatingTable(tuple(rows), tally.crosstable, anchor, model.virtual_draws, kind)
+
+
+def _encounters(tally: _Tally) -> dict[str, Encounter]:
+    """Each player's two-player results against everyone, added up."""
+    totals = dict.fromkeys(tally.names, Encounter())
+    for (name, _), encounter in tally.crosstable.items():
+        totals[name] += encounter
+    return totals
+
+
+def _row(
+    rank: int,
+    name: str,
+    tally: _Tally,
+    encounter: Encounter,
+    *,
+    elo: float | None,
+    error: float | None,
+    los_next: float | None,
+) -> PlayerRating:
+    """The table row of ``name``."""
+    totals = tally.totals[name]
+    return PlayerRating(
+        rank=rank,
+        name=name,
+        elo=elo,
+        error=error,
+        games=totals.games,
+        wins=encounter.wins,
+        draws=encounter.draws,
+        losses=encounter.losses,
+        los_next=los_next,
+        points=totals.points,
+        scored=totals.scored,
+        place_total=totals.place_total,
+    )
+
+
+def _unrated(tally: _Tally) -> RatingTable:
+    """The table of solo games: no ratings, best mean score first (players without a
+    scored game last), then by name."""
+    results_of = _encounters(tally)
+
+    def best_first(name: str) -> tuple[bool, float, str]:
+        totals = tally.totals[name]
+        mean = totals.points / totals.scored if totals.scored else 0.0
+        return (not totals.scored, -mean, name)
+
+    rows = tuple(
+        _row(rank, name, tally, results_of[name], elo=None, error=None, los_next=None)
+        for rank, name in enumerate(sorted(tally.names, key=best_first), start=1)
+    )
+    return RatingTable(rows, tally.crosstable, kind="solo")
 
 
 def _probability_positive(mean: float, variance: float) -> float:
@@ -242,11 +498,12 @@ def _probability_positive(mean: float, variance: float) -> float:
 
 @dataclass(frozen=True, slots=True)
 class _Pair:
-    """Two players that met (``first < second``): their games and ``first``'s points."""
+    """Two players that met (``first < second``): their games and ``first``'s points,
+    both weighted (module docstring)."""
 
     first: int
     second: int
-    games: int
+    games: float
     score: float
 
 

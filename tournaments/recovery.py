@@ -5,9 +5,10 @@ games or be damaged: a kill between a commit and the PGN append, a store deleted
 truncated or left without its WAL, a disk that filled up, a file edited by hand.
 :func:`open_records` opens the store of a tournament and reconciles the two:
 
-- every row of the store is judged: its players, round, event, time control and
-  number must be those of its pairing in the schedule, its columns must agree with
-  its PGN text, and its turns must replay to its result under the rules
+- every row of the store is judged: its players (in seat order), round, event,
+  game, time control, seed and number must be those of its pairing in the schedule,
+  its columns (result, places, scores, termination, decisions) must agree with its
+  PGN text, and its decisions must replay to its result under the rules
   (:func:`referee.replay.verify`); the PGN file, when it holds exactly the store's
   games (the usual case, checked byte for byte), needs nothing more, and otherwise
   each of its games is judged the same way;
@@ -28,6 +29,9 @@ and a game recorded differently, but validly, in the two files.
 
 A game of a tournament carries its 1-based number in the schedule in a
 ``[GameNumber "7"]`` tag (:func:`numbered`), which ties its PGN copy to its row.
+A row rebuilt from a PGN game takes its players from the seat tags
+(:func:`referee.pgn.seat_players`), its places from the result and its scores from
+the ``Scores`` tag, or, without one, 1, ½ and 0 for two seats and 0 otherwise.
 """
 
 from __future__ import annotations
@@ -41,13 +45,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from referee.errors import RecordError, RefereeFault
+from referee.games import game_seed
 from referee.pgn import GameRecord as PgnRecord
-from referee.pgn import PgnError, format_game, iter_pgn_file, read_games
+from referee.pgn import (
+    PgnError,
+    format_game,
+    iter_pgn_file,
+    read_games,
+    result_places,
+    seat_players,
+    tagged_scores,
+)
 from referee.replay import verify
 from tournaments.config import TournamentConfig
 from tournaments.pairings import Pairing
 from tournaments.store import (
     DATABASE,
+    DUEL_SCORES,
     PGN,
     DamagedStore,
     GameRecord,
@@ -235,17 +249,19 @@ class _Reconciler:
         pairing = self._pairing(row.index)
         if pairing is None:
             return f"the schedule has no game {row.index + 1}", 0
-        if (row.white, row.black) != (pairing.white, pairing.black):
-            return f"its players are {row.white} - {row.black}", 0
+        if row.players != pairing.players:
+            return f"its players are {' - '.join(row.players)}", 0
         entries = list(read_games(row.pgn))
         if len(entries) != 1 or isinstance(entries[0], PgnError):
             return "its PGN text is not one readable game", 0
         record = entries[0]
         problem = self._record_problem(pairing, record)
         if problem is None:
-            columns = (row.result, row.termination, row.plies)
-            recorded = (record.result, record.tags.get("Termination"), len(record.turns))
-            if columns != recorded:
+            columns = (row.result, row.places, row.termination, row.plies)
+            places = result_places(record.result, len(pairing.players))
+            recorded = (record.result, places, record.tags.get("Termination"), len(record.turns))
+            scores = tagged_scores(record.tags)
+            if columns != recorded or (scores is not None and scores != row.scores):
                 problem = "its result columns disagree with its PGN text"
         return problem, _digest(record)
 
@@ -256,9 +272,13 @@ class _Reconciler:
     def _tags_problem(self, pairing: Pairing, record: PgnRecord) -> str | None:
         """Why ``record``'s tags are not those of the game of ``pairing``, or ``None``."""
         tags = record.tags
+        players = seat_players(tags)
+        if players != pairing.players:
+            return f"its players are {' - '.join(players)}, not {' - '.join(pairing.players)}"
+        game = tags.get("Game", tags.get("Variant", "ivy"))
+        if game.lower() != self.config.game.lower():
+            return f"it is a game of {game}, not {self.config.game}"
         expected = {
-            "White": pairing.white,
-            "Black": pairing.black,
             "Round": str(pairing.round),
             "Event": self.config.event,
             "TimeControl": self.config.tc.pgn_tag,
@@ -269,6 +289,14 @@ class _Reconciler:
         number = tags.get(NUMBER_TAG)
         if number is not None and number != str(pairing.index + 1):
             return f"its {NUMBER_TAG} is {number!r}, not {pairing.index + 1}"
+        seed = tags.get("Seed")
+        chosen = self.config.seed  # without one, every game had a secret seed of its own
+        if (
+            seed is not None
+            and chosen is not None
+            and seed != str(game_seed(chosen, pairing.index))
+        ):
+            return f"its Seed is {seed!r}, not the seed of game {pairing.index + 1}"
         return None
 
     def _rules_problem(self, record: PgnRecord) -> str | None:
@@ -409,13 +437,20 @@ def _games(count: int) -> str:
 
 
 def _stored(index: int, record: PgnRecord) -> GameRecord:
-    """The store's row for a true game read from the PGN."""
+    """The store's row for a true game read from the PGN (see the module docstring)."""
     last = record.turns[-1].comment if record.turns else record.comment
+    players = seat_players(record.tags)
+    places = result_places(record.result, len(players))
+    assert places is not None  # a true game of the tournament is finished
+    scores = tagged_scores(record.tags)
+    if scores is None:
+        scores = DUEL_SCORES.get(places, (0.0,) * len(places))
     return GameRecord(
         index=index,
-        white=record.tags["White"],
-        black=record.tags["Black"],
+        players=players,
         result=record.result,
+        places=places,
+        scores=scores,
         termination=record.tags.get("Termination", "normal"),
         reason=_ANNOTATION.sub("", last or ""),
         plies=len(record.turns),

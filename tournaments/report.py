@@ -1,8 +1,8 @@
 """A rating table for people (rich tables) and for programs (JSON, CSV).
 
 Numbers are rounded for reading: Elo and errors to 0.1 in JSON and CSV and to
-whole points on screen, percentages to 0.1 and LOS to four decimals (shown as a
-percentage on screen).
+whole points on screen, percentages to 0.1, LOS to four decimals (shown as a
+percentage on screen), mean scores and mean places to two decimals.
 """
 
 from __future__ import annotations
@@ -30,8 +30,16 @@ COLUMNS = (
     "score",
     "score_percent",
     "los_next",
+    "mean_score",
+    "mean_place",
 )
 """The fields of one player in JSON and the columns of the CSV, in order."""
+
+_TABLES_NOTE = (
+    "Elo and %: each game split into two-player results by places (ties are draws),"
+    " weighted 1/(seats-1)"
+)
+"""How a table of games of more than two seats (or scored in points) reads."""
 
 
 def format_points(points: float) -> str:
@@ -44,8 +52,12 @@ def format_points(points: float) -> str:
 def _notes(table: RatingTable) -> str | None:
     """What a reader must know about how the ratings were fixed, or ``None``."""
     notes = []
+    if table.kind == "tables":
+        notes.append(_TABLES_NOTE)
+    elif table.kind == "solo":
+        notes.append("solo games: no Elo, players ranked by mean score")
     if table.anchor is not None:
-        notes.append(f"anchored: {table.anchor} = {table.player(table.anchor).elo:.0f}")
+        notes.append(f"anchored: {table.anchor} = {_number(table.player(table.anchor).elo, '.0f')}")
     if table.virtual_draws:
         notes.append(
             "a perfect or zero score (or players who never met): each player has one"
@@ -54,34 +66,55 @@ def _notes(table: RatingTable) -> str | None:
     return "; ".join(notes) or None
 
 
+def _number(value: float | None, spec: str) -> str:
+    """``value`` formatted by ``spec``, or an empty cell for ``None``."""
+    return "" if value is None else format(value, spec)
+
+
 def rating_table(table: RatingTable, *, title: str | None = None) -> Table:
     """The rating table as a rich :class:`~rich.table.Table`, best player first.
 
-    Columns: rank, name, Elo (signed unless anchored), 95% error, games, wins,
-    draws, losses, points, score percentage and the likelihood of superiority
-    over the next player.
+    Two-seat games scored 1, ½ or 0 (``kind`` ``"two-seat"``): rank, name, Elo
+    (signed unless anchored), 95% error, games, wins, draws, losses, points,
+    score percentage and the likelihood of superiority over the next player.
+    Other games (``"tables"``): rank, name, Elo, error, games, mean score, mean
+    place, the percentage of the two-player results scored, and LOS. Solo games:
+    rank, name, games and mean score.
     """
     notes = _notes(table)
     view = Table(title=title, caption=None if notes is None else Text(notes))
     view.add_column("#", justify="right")
     view.add_column("Player")
-    for heading in ("Elo", "±", "Games", "W", "D", "L", "Score", "%", "LOS"):
+    headings = {
+        "two-seat": ("Elo", "±", "Games", "W", "D", "L", "Score", "%", "LOS"),
+        "tables": ("Elo", "±", "Games", "Mean score", "Mean place", "%", "LOS"),
+        "solo": ("Games", "Mean score"),
+    }[table.kind]
+    for heading in headings:
         view.add_column(heading, justify="right")
     sign = "" if table.anchor is not None else "+"
     for row in table.players:
-        view.add_row(
-            str(row.rank),
-            Text(row.name),  # a name is text, never rich markup
-            f"{row.elo:{sign}.0f}",
-            f"{row.error:.0f}",
-            str(row.games),
-            str(row.wins),
-            str(row.draws),
-            str(row.losses),
-            format_points(row.score),
-            f"{row.score_percent:.1f}",
-            "" if row.los_next is None else f"{100 * row.los_next:.1f}%",
-        )
+        elo = (_number(row.elo, f"{sign}.0f"), _number(row.error, ".0f"))
+        los = "" if row.los_next is None else f"{100 * row.los_next:.1f}%"
+        mean_score = _number(row.mean_score, ".2f")
+        if table.kind == "two-seat":
+            cells: tuple[str, ...] = (
+                *elo,
+                str(row.games),
+                str(row.wins),
+                str(row.draws),
+                str(row.losses),
+                format_points(row.score),
+                f"{row.score_percent:.1f}",
+                los,
+            )
+        elif table.kind == "tables":
+            mean_place = _number(row.mean_place, ".2f")
+            percent = f"{row.score_percent:.1f}"
+            cells = (*elo, str(row.games), mean_score, mean_place, percent, los)
+        else:
+            cells = (str(row.games), mean_score)
+        view.add_row(str(row.rank), Text(row.name), *cells)  # a name is text, never markup
     return view
 
 
@@ -89,8 +122,8 @@ def crosstable(table: RatingTable, *, title: str | None = None) -> Table:
     """Who scored what against whom: a rich table with one row and column per player.
 
     Rows and columns follow the rating table (columns are headed by rank); a
-    cell holds the row player's points out of the games against that opponent,
-    and is blank when they never met.
+    cell holds the row player's points out of the two-player results against
+    that opponent (for two seats, the games), and is blank when they never met.
     """
     view = Table(title=title)
     view.add_column("#", justify="right")
@@ -108,25 +141,31 @@ def crosstable(table: RatingTable, *, title: str | None = None) -> Table:
                 cells.append(f"{format_points(encounter.score)}/{encounter.games}")
             else:
                 cells.append("")
-        points = f"{format_points(row.score)}/{row.games}"
+        points = f"{format_points(row.score)}/{row.results}"
         view.add_row(str(row.rank), Text(row.name), *cells, points)
     return view
 
 
+def _rounded(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
+
+
 def _player_fields(row: PlayerRating) -> dict[str, Any]:
-    """One player's :data:`COLUMNS` as rounded values."""
+    """One player's :data:`COLUMNS` as rounded values (``None`` for what it has not)."""
     return {
         "rank": row.rank,
         "name": row.name,
-        "elo": round(row.elo, 1),
-        "error": round(row.error, 1),
+        "elo": _rounded(row.elo, 1),
+        "error": _rounded(row.error, 1),
         "games": row.games,
         "wins": row.wins,
         "draws": row.draws,
         "losses": row.losses,
         "score": row.score,
         "score_percent": round(row.score_percent, 1),
-        "los_next": None if row.los_next is None else round(row.los_next, 4),
+        "los_next": _rounded(row.los_next, 4),
+        "mean_score": _rounded(row.mean_score, 2),
+        "mean_place": _rounded(row.mean_place, 2),
     }
 
 
@@ -134,13 +173,20 @@ def to_json(table: RatingTable) -> str:
     """The table as JSON: players best first, how the scale was fixed, and the crosstable.
 
     ``{"players": [{"rank", "name", "elo", "error", "games", "wins", "draws",
-    "losses", "score", "score_percent", "los_next"}, …], "anchor": name or null,
+    "losses", "score", "score_percent", "los_next", "mean_score", "mean_place"},
+    …], "kind": "two-seat" | "tables" | "solo", "anchor": name or null,
     "virtual_draws": bool, "crosstable": {player: {opponent: {"games", "wins",
-    "draws", "losses", "score"}}}}`` — ``score`` in points, ``error`` the 95%
-    half-width, ``los_next`` null for the last player.
+    "draws", "losses", "score"}}}}``. ``games`` counts games played; ``wins``,
+    ``draws``, ``losses``, ``score`` (in points, a draw ½) and ``score_percent``
+    count two-player results, which for two seats are the games and at a table of
+    more are the results by places (as in the crosstable); ``mean_score`` is in
+    the game's own unit (Verdant: points), ``mean_place`` 1 for the best; ``error``
+    is the 95% half-width; ``elo``, ``error`` and ``los_next`` are null for solo
+    games, ``los_next`` also for the last player, and the means with no game.
     """
     document = {
         "players": [_player_fields(row) for row in table.players],
+        "kind": table.kind,
         "anchor": table.anchor,
         "virtual_draws": table.virtual_draws,
         "crosstable": {
@@ -162,13 +208,14 @@ def to_json(table: RatingTable) -> str:
 
 
 def to_csv(table: RatingTable) -> str:
-    """The players as CSV with a header row of :data:`COLUMNS` (``los_next`` empty for the last)."""
+    """The players as CSV with a header row of :data:`COLUMNS` (a value the player has not,
+    as ``los_next`` for the last one, is empty)."""
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
     writer.writeheader()
     for row in table.players:
         fields = _player_fields(row)
-        writer.writerow({**fields, "los_next": "" if row.los_next is None else fields["los_next"]})
+        writer.writerow({key: "" if value is None else value for key, value in fields.items()})
     return out.getvalue()
 
 

@@ -3,9 +3,10 @@
 :func:`run_tournament` plays the schedule of a :class:`~tournaments.config.TournamentConfig`
 with ``concurrency`` worker tasks. Each worker takes the next unplayed game,
 plays it with :func:`~referee.match.play_game` on bot processes it keeps between
-games (a worker runs at most the two bots of its current game; a bot that
-faulted is restarted by ``play_game``), and records the result. The output
-directory holds:
+games (a worker runs at most the bots of its current game, one per seat; a bot
+that faulted is restarted by ``play_game``), with the game's seed
+(:meth:`~tournaments.config.TournamentConfig.game_seed`), and records the result.
+The output directory holds:
 
 ``results.sqlite``
     The results store (:mod:`tournaments.store`): the settings and one row per
@@ -17,7 +18,9 @@ directory holds:
     so a kill at any moment (even ``kill -9``) never leaves a duplicate or half a
     game once the tournament is run again, and no true game in either file is lost.
 ``ratings.json``, ``ratings.csv``
-    The rating table (:mod:`tournaments.report`), refreshed after every game.
+    The rating table (:mod:`tournaments.report`), refreshed after every game
+    (:mod:`tournaments.ratings` says how games of any seat count are rated; solo
+    games are ranked by mean score).
 ``logs/game-0007.log``
     The ``log`` messages bots sent during game 7 (numbered from 1), if any.
 ``logs/run-2/worker-1/<bot>-<n>.stderr.log``
@@ -51,6 +54,7 @@ import contextlib
 import dataclasses
 import fcntl
 import logging
+import math
 import os
 import resource
 import signal
@@ -64,17 +68,25 @@ import trio
 
 from referee.errors import RecordError, RefereeError, RefereeFault
 from referee.match import BotPlayer, GameResult, play_game
-from referee.pgn import PgnError, format_game, iter_pgn_headers
+from referee.pgn import (
+    PgnError,
+    format_game,
+    iter_pgn_headers,
+    result_places,
+    seat_players,
+    tagged_scores,
+)
 from referee.preflight import preflight
 from referee.process import BotCommand, stop_leftovers
 from referee.untrusted import clip, printable
 from tournaments.config import TournamentConfig
 from tournaments.pairings import Pairing
 from tournaments.progress import Progress
-from tournaments.ratings import RatingError, RatingTable, rate
+from tournaments.ratings import Kind, Played, RatingError, RatingTable, TableResult, rate
 from tournaments.recovery import numbered, open_records
 from tournaments.report import to_csv, to_json
-from tournaments.store import DATABASE, PGN, RESULTS, ResultStore, append_pgn
+from tournaments.site import complete_site, update_site
+from tournaments.store import DATABASE, PGN, ResultStore, append_pgn
 
 RATINGS_JSON = "ratings.json"
 RATINGS_CSV = "ratings.csv"
@@ -96,18 +108,22 @@ __all__ = [
     "run_tournament",
 ]
 
+SITE_TICK = 5.0
+"""The most seconds between two writes of the site's index during a run (it reads every
+stored game, so it is not rewritten after each one); the last game always writes it."""
+
 PROGRESS_TICK = 0.5
 """Seconds between redraws of the live display's clocks."""
 
-FILES_PER_GAME = 16
-"""File descriptors one game may hold at once: two bots with three pipes and a log each,
+FILES_PER_SEAT = 8
+"""File descriptors one seat of a game may hold at once: its bot's three pipes and log,
 the pipes of a bot being started, and the sandbox's own."""
 
 FILES_RESERVED = 32
 """File descriptors the referee keeps for itself (the store, the PGN, the event loop)."""
 
-PROCESSES_PER_GAME = 8
-"""Processes one game may take under a process-count limit (two bots, their sandboxes)."""
+PROCESSES_PER_SEAT = 4
+"""Processes one seat of a game may take under a process-count limit (its bot, its sandbox)."""
 
 logger = logging.getLogger(__name__)
 
@@ -196,22 +212,27 @@ def _locked(output: Path) -> Iterator[bool]:
         os.close(descriptor)
 
 
-def concurrency_limit() -> tuple[int, str]:
-    """The most games this process can play at once, and which limit says so.
+def concurrency_limit(seats: int = 2) -> tuple[int, str]:
+    """The most games of ``seats`` seats this process can play at once, and which limit
+    says so.
 
-    Each game may hold :data:`FILES_PER_GAME` file descriptors beyond the
-    :data:`FILES_RESERVED` the referee keeps (``RLIMIT_NOFILE``, ``ulimit -n``),
-    and start :data:`PROCESSES_PER_GAME` processes (``RLIMIT_NPROC``, ``ulimit -u``).
+    Each seat of a game may hold :data:`FILES_PER_SEAT` file descriptors beyond
+    the :data:`FILES_RESERVED` the referee keeps (``RLIMIT_NOFILE``, ``ulimit
+    -n``), and start :data:`PROCESSES_PER_SEAT` processes (``RLIMIT_NPROC``,
+    ``ulimit -u``).
     """
     limits: list[tuple[int, str]] = []
+    per_game = FILES_PER_SEAT * seats
     files, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     if files != resource.RLIM_INFINITY:
-        games = max(1, (files - FILES_RESERVED) // FILES_PER_GAME)
-        limits.append((games, f"open files limit {files}, up to {FILES_PER_GAME} per game"))
+        games = max(1, (files - FILES_RESERVED) // per_game)
+        limits.append((games, f"open files limit {files}, up to {per_game} per game"))
     processes, _ = resource.getrlimit(resource.RLIMIT_NPROC)
     if processes != resource.RLIM_INFINITY:
-        games = max(1, processes // PROCESSES_PER_GAME)
-        limits.append((games, f"process limit {processes}, up to {PROCESSES_PER_GAME} per game"))
+        games = max(1, processes // (PROCESSES_PER_SEAT * seats))
+        limits.append(
+            (games, f"process limit {processes}, up to {PROCESSES_PER_SEAT * seats} per game")
+        )
     return min(limits, default=(2**31, "no limit"))
 
 
@@ -236,15 +257,20 @@ class _Run:
         # Lazily: a schedule of a trillion games must not be listed.
         self._unplayed = (pairing for pairing in self.schedule if pairing.index not in done)
         self._window: list[Pairing] = []
-        self.results = store.results()
+        self.results: list[Played] = list(store.results())
+        seats = config.seats
+        # Two seats: as the games say (Ivy's 1/½/0, or points).
+        self.kind: Kind | None = "solo" if seats == 1 else None if seats == 2 else "tables"
         self.logs = config.output / LOGS
         self.run_logs = _next_run_directory(self.logs)
         self.playing = False
         """Whether the games have begun (the bots passed the preflight)."""
+        self._site_at = -math.inf
+        """When the site's index was last written (trio's clock)."""
 
     def standings(self) -> RatingTable:
         """The ratings from the games finished so far (every player listed)."""
-        return rate(self.results, players=self.config.names)
+        return rate(self.results, players=self.config.names, kind=self.kind)
 
     def show(self) -> RatingTable:
         """The ratings of a finished tournament, writing nothing (a read-only directory)."""
@@ -267,6 +293,10 @@ class _Run:
             done=self.finished,
             standings=self.standings(),
         )
+        try:
+            complete_site(self.config.output, self.store, total=self.total)
+        except OSError as error:
+            raise RefereeFault(f"{_describe(error)}; the site is rebuilt at the next run") from None
         if self.finished < self.total:
             await self._play_pending()
         table = self.standings()
@@ -285,7 +315,7 @@ class _Run:
                     self._player_maker(None),
                     self.match,
                     start=self.schedule[0].opening,
-                    at_once=2 * workers,
+                    at_once=max(2, self.config.seats) * workers,
                 )
                 self.store.save_config(self.config.to_json())
                 self.playing = True
@@ -299,7 +329,7 @@ class _Run:
 
     def _workers(self) -> int:
         """How many games to play at once: as asked, within the machine's limits."""
-        limit, why = concurrency_limit()
+        limit, why = concurrency_limit(self.config.seats)
         wanted = self.config.concurrency
         if wanted > limit:
             self.warn(
@@ -367,7 +397,7 @@ class _Run:
         async with trio.open_nursery() as nursery:
             holding: tuple[str, ...] = ()
             while (pairing := self._take(holding)) is not None:
-                holding = (pairing.white, pairing.black)
+                holding = pairing.players
                 await _close_all(bot for name, bot in bots.items() if name not in holding)
                 for name in holding:
                     if name not in bots:
@@ -378,7 +408,7 @@ class _Run:
                         [bots[name] for name in holding],
                         self.match,
                         round_=str(pairing.round),
-                        seed=self.config.seed + pairing.index,
+                        seed=self.config.game_seed(pairing.index),
                         start=pairing.opening,
                     )
                 except BaseException as error:
@@ -407,7 +437,7 @@ class _Run:
 
         def reuse(place: int) -> tuple[int, int]:
             pairing = window[place]
-            return len({pairing.white, pairing.black} & held), -place
+            return len(set(pairing.players) & held), -place
 
         return window.pop(max(range(len(window)), key=reuse))
 
@@ -425,28 +455,47 @@ class _Run:
         ending = result.ending
         text = format_game(record)
         output = self.config.output
-        recorded = self.store.record(
-            pairing.index,
-            white=pairing.white,
-            black=pairing.black,
-            result=ending.result,
-            termination=ending.termination,
-            reason=ending.reason,
-            plies=len(record.turns),
-            pgn=text,
-        )
-        self.results.append((pairing.white, pairing.black, ending.scores[0]))
-        self.finished += 1
-        standings = self.standings()
-        try:
-            if recorded:
-                append_pgn(output / PGN, text)
+        try:  # the log first: a kill after the game is stored must not lose its evidence
             if result.logs:
                 self.logs.mkdir(parents=True, exist_ok=True)
                 _write_atomically(
                     self.logs / f"game-{pairing.index + 1:04d}.log", "\n".join(result.logs) + "\n"
                 )
+        except (OSError, RefereeFault) as error:
+            raise RefereeFault(
+                f"{_describe(error)}; game {pairing.index + 1} is not recorded and is played"
+                " again at the next run"
+            ) from None
+        recorded = self.store.record(
+            pairing.index,
+            players=pairing.players,
+            result=ending.result,
+            places=ending.places,
+            scores=ending.scores,
+            termination=ending.termination,
+            reason=ending.reason,
+            plies=len(record.turns),
+            pgn=text,
+        )
+        self.results.append(TableResult(pairing.players, ending.places, ending.scores))
+        self.finished += 1
+        standings = self.standings()
+        try:
+            if recorded:
+                append_pgn(output / PGN, text)
             _write_ratings(output, standings)
+            now = trio.current_time()
+            index_page = self.finished == self.total or now >= self._site_at + SITE_TICK
+            update_site(
+                output,
+                self.store,
+                pairing.index,
+                total=self.total,
+                standings=standings,
+                index_page=index_page,
+            )
+            if index_page:
+                self._site_at = now
         except (OSError, RefereeFault) as error:
             raise RefereeFault(
                 f"{_describe(error)}; game {pairing.index + 1} is recorded in {DATABASE},"
@@ -546,18 +595,25 @@ class PgnRatings:
 def ratings_for_pgn(
     path: str | os.PathLike[str], *, anchor: str | None = None, anchor_elo: float = 0.0
 ) -> PgnRatings:
-    """Rate the finished games of the PGN file at ``path`` by their White, Black and Result tags.
+    """Rate the finished games of the PGN file at ``path`` by their tags, of any seat count.
 
     Only the tags are read (:func:`~referee.pgn.iter_pgn_headers`), in one pass
     whose memory does not grow with the file, so every game with readable tags
-    counts whatever its movetext holds, as in Ordo. Names are taken as PGN
-    readers give them, made printable. Games whose tags cannot be read, without
-    two named players, or with a Result tag that is not a result are skipped
-    with a warning (the first :data:`PGN_WARNINGS_SHOWN` by number, the others
-    counted); unfinished games (``*``, or no Result tag) are left out, counted in
-    one warning. ``anchor``/``anchor_elo`` fix one player's rating (see
-    :func:`~tournaments.ratings.rate`). Raises :class:`RecordError` when the
-    file cannot be read or holds no game to rate.
+    counts whatever its movetext holds, as in Ordo. A game's players are its
+    ``Seat1`` … ``SeatN`` tags, or else its ``White`` and ``Black``
+    (:func:`~referee.pgn.seat_players`); its places come from its ``Result``
+    (``1-0``, ``1/2-1/2``, ``2-1-3``, a solo game's score: see
+    :func:`~referee.pgn.result_places`), its scores from its ``Scores`` tag
+    (``47-38-30``), else, for two seats, 1, ½ or 0, and for a solo game its
+    ``Result``. Names are taken as PGN readers give them, made printable. Games
+    whose tags cannot be read, that do not name every player, with a Result tag
+    that is not a result for their seats, or with a ``Scores`` tag that is not one
+    finite number per seat are skipped with a warning (the
+    first :data:`PGN_WARNINGS_SHOWN` by number, the others counted); unfinished
+    games (``*``, or no Result tag) are left out, counted in one warning.
+    ``anchor``/``anchor_elo`` fix one player's rating (see
+    :func:`~tournaments.ratings.rate`). Raises :class:`RecordError` when the file
+    cannot be read or holds no game to rate.
     """
     tally = _PgnTally()
     try:
@@ -571,6 +627,32 @@ def ratings_for_pgn(
     return PgnRatings(table, tally.rated, tally.warnings())
 
 
+def _scores_problem(tags: Mapping[str, str], seats: int) -> str | None:
+    """Why a game's ``Scores`` tag cannot be used, or ``None`` (no tag, or a good one)."""
+    if "Scores" not in tags:
+        return None
+    scores = tagged_scores(tags)
+    # A score too long for a float is infinite: it would make every mean infinite.
+    if scores is None or len(scores) != seats or not all(map(math.isfinite, scores)):
+        shown = clip(printable(tags["Scores"]), 40)
+        return f"its Scores tag {shown!r} is not one finite number per seat"
+    return None
+
+
+def _pgn_scores(tags: Mapping[str, str], places: tuple[int, ...]) -> tuple[float, ...] | None:
+    """A finished game's scores from its tags (see :func:`ratings_for_pgn`), or ``None``;
+    its ``Scores`` tag, when it has one, is good (:func:`_scores_problem`)."""
+    scores = tagged_scores(tags)
+    if scores is not None:
+        return scores
+    if len(places) == 1:
+        return (float(tags["Result"]),)
+    if len(places) == 2:
+        first, second = places
+        return (1.0, 0.0) if first < second else (0.0, 1.0) if second < first else (0.5, 0.5)
+    return None
+
+
 @dataclass(slots=True)
 class _PgnTally:
     """What :func:`ratings_for_pgn` counted while it read, in memory that does not grow."""
@@ -580,27 +662,32 @@ class _PgnTally:
     skipped: int = 0
     named: list[str] = field(default_factory=list)
 
-    def results(self, path: str | os.PathLike[str]) -> Iterator[tuple[str, str, float]]:
-        """``(white, black, white's score)`` of every game to rate, counting the others."""
+    def results(self, path: str | os.PathLike[str]) -> Iterator[TableResult]:
+        """Every game to rate, counting the others."""
         for entry in iter_pgn_headers(path):
             if isinstance(entry, PgnError):
                 self.skip(f"skipped {entry}")
                 continue
             tags, number = entry.tags, entry.number
             result = tags.get("Result", "*")
-            white, black = printable(tags.get("White", "?")), printable(tags.get("Black", "?"))
+            players = tuple(printable(name) for name in seat_players(tags))
+            places = result_places(result, len(players))
             if result == "*":
                 self.unfinished += 1
-            elif result not in RESULTS:
+            elif places is None:
                 shown = clip(printable(result), 40)
                 self.skip(f"skipped game {number}: its Result tag {shown!r} is not a result")
-            elif "?" in (white, black) or not white or not black:
-                self.skip(f"skipped game {number}: it does not name both players")
-            elif white == black:
-                self.skip(f"skipped game {number}: {clip(white, 80)} plays against themselves")
+            elif any(name in ("?", "") for name in players):
+                every = "both" if len(players) == 2 else "all its"
+                self.skip(f"skipped game {number}: it does not name {every} players")
+            elif len(set(players)) < len(players):
+                twice = next(name for name in players if players.count(name) > 1)
+                self.skip(f"skipped game {number}: {clip(twice, 80)} plays against themselves")
+            elif (problem := _scores_problem(tags, len(players))) is not None:
+                self.skip(f"skipped game {number}: {problem}")
             else:
                 self.rated += 1
-                yield white, black, RESULTS[result]
+                yield TableResult(players, places, _pgn_scores(tags, places))
 
     def skip(self, why: str) -> None:
         self.skipped += 1

@@ -2,9 +2,15 @@
 
 The database is the truth. It holds a snapshot of the tournament's settings
 (so a resumed run can check it is the same tournament) and one row per finished
-game, keyed by the game's :attr:`~tournaments.pairings.Pairing.index`; each game
-is committed in its own transaction, in WAL mode with full sync, so a process
-killed at any moment leaves every game either wholly recorded or not at all.
+game, keyed by the game's :attr:`~tournaments.pairings.Pairing.index`: its players
+in seat order, its result, each seat's place and score, how it ended and its PGN
+text (schema version 2: games of 1 to 5 seats). Each game is committed in its own
+transaction, in WAL mode with full sync, so a process killed at any moment leaves
+every game either wholly recorded or not at all.
+
+A store of schema version 1 (two seats: ``white`` and ``black`` columns) is
+upgraded in place, in one transaction, when it is opened for writing; opened
+read-only, it is upgraded in a copy in memory and the file is left as it is.
 
 :meth:`ResultStore.open` checks the file before using it: SQLite's own
 ``quick_check``, then the schema. A file that fails raises :class:`DamagedStore`
@@ -32,50 +38,53 @@ import itertools
 import json
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from referee.errors import RefereeError, RefereeFault
+from referee.pgn import MAX_SEATS, is_ranking, result_places, result_token
+from tournaments.ratings import TableResult
 
 DATABASE = "results.sqlite"
 PGN = "games.pgn"
 """The names of the store and of its PGN copy in a tournament's output directory."""
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Stored in ``PRAGMA user_version``; a store written by a newer version is refused."""
 
-RESULTS = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
-"""The results a finished game can have, with White's score for each."""
-
-_SCHEMA = """
+_CONFIG_TABLE = """
 CREATE TABLE config (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     hash TEXT NOT NULL,
     json TEXT NOT NULL,
     saved_at TEXT NOT NULL
-);
-CREATE TABLE games (
+)"""
+
+_GAMES_TABLE = """
+CREATE TABLE {name} (
     pairing INTEGER PRIMARY KEY CHECK (pairing >= 0),
-    white TEXT NOT NULL,
-    black TEXT NOT NULL,
-    result TEXT NOT NULL CHECK (result IN ('1-0', '0-1', '1/2-1/2')),
+    players TEXT NOT NULL,
+    result TEXT NOT NULL CHECK (result <> '*'),
+    places TEXT NOT NULL,
+    scores TEXT NOT NULL,
     termination TEXT NOT NULL,
     reason TEXT NOT NULL,
     plies INTEGER NOT NULL CHECK (plies >= 0),
     pgn TEXT NOT NULL,
     finished_at TEXT NOT NULL
-);
-"""
+)"""
+"""The games table; ``players``, ``places`` and ``scores`` hold JSON lists in seat order."""
 
 _COLUMNS = {
     "config": ("id", "hash", "json", "saved_at"),
     "games": (
         "pairing",
-        "white",
-        "black",
+        "players",
         "result",
+        "places",
+        "scores",
         "termination",
         "reason",
         "plies",
@@ -86,6 +95,28 @@ _COLUMNS = {
 """The columns of each table, in order: a store with other tables or columns is damaged."""
 
 _GAME_COLUMNS = ", ".join(_COLUMNS["games"])
+_PLACEHOLDERS = ", ".join("?" * len(_COLUMNS["games"]))
+
+_V1_GAME_COLUMNS = (
+    "pairing",
+    "white",
+    "black",
+    "result",
+    "termination",
+    "reason",
+    "plies",
+    "pgn",
+    "finished_at",
+)
+"""The games table of schema version 1 (two seats), which a store is upgraded from."""
+
+DUEL_SCORES: dict[tuple[int, ...], tuple[float, ...]] = {
+    (1, 2): (1.0, 0.0),
+    (2, 1): (0.0, 1.0),
+    (1, 1): (0.5, 0.5),
+}
+"""The scores of a two-seat game scored as chess is (Ivy), by its places: every game of
+a schema-1 store, and a game rebuilt from a record without a ``Scores`` tag."""
 
 WAL_SUFFIXES = ("-wal", "-shm", "-journal")
 """The files SQLite keeps beside a database; they move with it when it is set aside."""
@@ -102,32 +133,72 @@ class DamagedStore(StoreError):
 
 @dataclass(frozen=True, slots=True)
 class GameRecord:
-    """One finished game as stored: ``index`` is its pairing index, ``pgn`` its whole record."""
+    """One finished game as stored: ``index`` is its pairing index, ``pgn`` its whole record.
+
+    ``players``, ``places`` and ``scores`` are in seat order (1 to 5 seats): places
+    1 best, ties sharing a place; scores in the game's unit (Ivy 1, ½ or 0; Verdant
+    points). ``result`` is the record's ``Result`` (:func:`referee.pgn.result_token`
+    of the places and scores); ``plies`` how many decisions the record holds.
+    """
 
     index: int
-    white: str
-    black: str
+    players: tuple[str, ...]
     result: str
+    places: tuple[int, ...]
+    scores: tuple[float, ...]
     termination: str
     reason: str
     plies: int
     pgn: str
     finished_at: str
 
-    @property
-    def white_score(self) -> float:
-        """White's score: 1, 0.5 or 0."""
-        return RESULTS[self.result]
-
     @classmethod
-    def from_row(cls, row: tuple[object, ...]) -> GameRecord | None:
-        """The record of a database row, or ``None`` when a column has the wrong type."""
-        kinds = (int, str, str, str, str, str, int, str, str)
-        if len(row) != len(kinds) or not all(
-            type(value) is kind for value, kind in zip(row, kinds, strict=True)
-        ):
+    def from_row(cls, row: Sequence[object]) -> GameRecord | None:
+        """The record of a database row, or ``None`` when a column holds a value of the
+        wrong type (the JSON lists included)."""
+        if len(row) != len(_COLUMNS["games"]):
             return None
-        return cls(*row)  # type: ignore[arg-type]
+        index, plies = row[0], row[7]
+        texts = [value for value in (*row[1:7], *row[8:]) if type(value) is str]
+        if type(index) is not int or type(plies) is not int or len(texts) != 8:
+            return None
+        players, result, places, scores, termination, reason, pgn, finished_at = texts
+        names, ranks, points = _strings(players), _whole_numbers(places), _numbers(scores)
+        if names is None or ranks is None or points is None:
+            return None
+        return cls(
+            index, names, result, ranks, points, termination, reason, plies, pgn, finished_at
+        )
+
+
+def _json_list(text: str) -> list[object] | None:
+    """The JSON list ``text`` holds, or ``None``."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, list) else None
+
+
+def _strings(text: str) -> tuple[str, ...] | None:
+    """A JSON list of strings, or ``None``."""
+    items = _json_list(text) or [None]
+    kept = tuple(item for item in items if isinstance(item, str))
+    return kept if len(kept) == len(items) else None
+
+
+def _whole_numbers(text: str) -> tuple[int, ...] | None:
+    """A JSON list of integers, or ``None``."""
+    items = _json_list(text) or [None]
+    kept = tuple(item for item in items if type(item) is int)
+    return kept if len(kept) == len(items) else None
+
+
+def _numbers(text: str) -> tuple[float, ...] | None:
+    """A JSON list of numbers, as floats, or ``None``."""
+    items = _json_list(text) or [None]
+    kept = tuple(float(item) for item in items if type(item) is int or type(item) is float)
+    return kept if len(kept) == len(items) else None
 
 
 def check_same_settings(saved_json: str, config_json: str, directory: Path) -> None:
@@ -183,6 +254,8 @@ class ResultStore:
                 connection.execute("PRAGMA journal_mode = WAL")
                 connection.execute("PRAGMA synchronous = FULL")
                 _migrate(connection, path)
+            elif _version(connection) < SCHEMA_VERSION:
+                connection = _upgraded_copy(connection, path)
             _check(connection, path)
         except sqlite3.Error as error:
             connection.close()
@@ -269,9 +342,10 @@ class ResultStore:
         self,
         index: int,
         *,
-        white: str,
-        black: str,
+        players: Sequence[str],
         result: str,
+        places: Sequence[int],
+        scores: Sequence[float],
         termination: str,
         reason: str,
         plies: int,
@@ -280,13 +354,25 @@ class ResultStore:
     ) -> bool:
         """Record the finished game of pairing ``index`` in one committed transaction.
 
-        ``result`` is ``"1-0"``, ``"0-1"`` or ``"1/2-1/2"``; ``finished_at`` an
-        ISO 8601 time (default now, UTC). Returns ``False``, changing nothing, when
-        that index is already recorded, so recording twice never duplicates a game.
-        Raises :class:`RefereeFault` when the database cannot be written (disk full).
+        ``players``, ``places`` and ``scores`` are in seat order (see
+        :class:`GameRecord`); ``result`` must be
+        :func:`~referee.pgn.result_token` of the places and scores, else
+        :class:`ValueError`. ``finished_at`` is an ISO 8601 time (default now, UTC).
+        Returns ``False``, changing nothing, when that index is already recorded, so
+        recording twice never duplicates a game. Raises :class:`RefereeFault` when
+        the database cannot be written (disk full).
         """
         game = GameRecord(
-            index, white, black, result, termination, reason, plies, pgn, finished_at or _now()
+            index,
+            tuple(players),
+            result,
+            tuple(places),
+            tuple(float(score) for score in scores),
+            termination,
+            reason,
+            plies,
+            pgn,
+            finished_at or _now(),
         )
         _check_game(game)
         with self._transaction(f"record game {index + 1}") as db:
@@ -332,12 +418,10 @@ class ResultStore:
         """Every recorded game, in pairing-index order."""
         return [game for _, game in self.rows() if game is not None]
 
-    def results(self) -> list[tuple[str, str, float]]:
-        """``(white, black, white_score)`` of every game in index order, ready for rating."""
-        rows = self._connection.execute(
-            "SELECT white, black, result FROM games ORDER BY pairing"
-        ).fetchall()
-        return [(white, black, RESULTS[result]) for white, black, result in rows]
+    def results(self) -> list[TableResult]:
+        """The players, places and scores of every game in index order, ready for rating
+        (a damaged row, which :mod:`tournaments.recovery` repairs first, is left out)."""
+        return [TableResult(game.players, game.places, game.scores) for game in self.games()]
 
     def backup(self, target: str | os.PathLike[str]) -> None:
         """Copy the whole database, consistently, to a new file at ``target``."""
@@ -429,11 +513,17 @@ def salvage(path: str | os.PathLike[str]) -> tuple[str | None, list[GameRecord]]
             row = connection.execute("SELECT json FROM config WHERE id = 1").fetchone()
             if row is not None and isinstance(row[0], str):
                 config = row[0]
+        version = 0
+        with contextlib.suppress(sqlite3.Error):
+            version = _version(connection)
+        columns, convert = (
+            (_V1_GAME_COLUMNS, _row_from_v1) if version == 1 else (_COLUMNS["games"], tuple)
+        )
         for order in ("ASC", "DESC"):
             with contextlib.suppress(sqlite3.Error):
-                query = f"SELECT {_GAME_COLUMNS} FROM games ORDER BY pairing {order}"
+                query = f"SELECT {', '.join(columns)} FROM games ORDER BY pairing {order}"
                 for row in connection.execute(query):
-                    game = GameRecord.from_row(row)
+                    game = GameRecord.from_row(convert(row))
                     if game is not None:
                         rows.setdefault(game.index, game)
     return config, [rows[index] for index in sorted(rows)]
@@ -529,27 +619,88 @@ def _open_error(path: Path, error: sqlite3.Error) -> RefereeError:
     return RefereeFault(f"cannot open results database {path}: {error}")
 
 
+def _version(connection: sqlite3.Connection) -> int:
+    """The schema version the database says it has (0: none yet)."""
+    version: int = connection.execute("PRAGMA user_version").fetchone()[0]
+    return version
+
+
 def _migrate(connection: sqlite3.Connection, path: Path) -> None:
-    """Create the tables in a new database; refuse a database that is not ours."""
+    """Create the tables in a new database, or upgrade one of schema version 1, in one
+    transaction; refuse a database that is not ours."""
     connection.execute("BEGIN IMMEDIATE")
     try:
-        version = connection.execute("PRAGMA user_version").fetchone()[0]
+        version = _version(connection)
         if version == 0:
             if connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
                 raise StoreError(f"{path} is an SQLite database but not a tournament's results")
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    connection.execute(statement)
+            connection.execute(_CONFIG_TABLE)
+            connection.execute(_GAMES_TABLE.format(name="games"))
             connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        elif version == 1:
+            _upgrade_from_1(connection, path)
     except BaseException:
         connection.execute("ROLLBACK")
         raise
     connection.execute("COMMIT")
 
 
+def _upgrade_from_1(connection: sqlite3.Connection, path: Path) -> None:
+    """Rewrite the games of a schema-1 store (two seats, ``white``/``black``) as schema 2,
+    inside the caller's transaction.
+
+    The store is checked first as :func:`_check` checks one of version 2, so that
+    damage is reported as damage and not migrated. Each row keeps its values; a row
+    whose values have the wrong types stays one that :meth:`GameRecord.from_row`
+    refuses, to be repaired by :mod:`tournaments.recovery` like any damaged row.
+    """
+    _check_integrity(connection, path)
+    _check_tables(connection, path, {**_COLUMNS, "games": _V1_GAME_COLUMNS})
+    connection.execute(_GAMES_TABLE.format(name="games_v2"))
+    rows = connection.execute(f"SELECT {', '.join(_V1_GAME_COLUMNS)} FROM games")
+    connection.executemany(
+        f"INSERT INTO games_v2 ({_GAME_COLUMNS}) VALUES ({_PLACEHOLDERS})",
+        (_row_from_v1(row) for row in rows.fetchall()),
+    )
+    connection.execute("DROP TABLE games")
+    connection.execute("ALTER TABLE games_v2 RENAME TO games")
+    connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def _row_from_v1(row: Sequence[object]) -> tuple[object, ...]:
+    """A schema-1 games row as a schema-2 one: ``[white, black]``, places and scores from
+    the result. Values of the wrong type are kept as they are (the row stays damaged)."""
+    pairing, white, black, result, termination, reason, plies, pgn, finished_at = row
+    players: object = white
+    places: object = result
+    scores: object = result
+    if isinstance(white, str) and isinstance(black, str):
+        players = json.dumps([white, black], ensure_ascii=False)
+    ranks = result_places(result, 2) if isinstance(result, str) else None
+    if ranks is not None:
+        places = json.dumps(ranks)
+        scores = json.dumps(DUEL_SCORES[ranks])
+    return (pairing, players, result, places, scores, termination, reason, plies, pgn, finished_at)
+
+
+def _upgraded_copy(connection: sqlite3.Connection, path: Path) -> sqlite3.Connection:
+    """An in-memory copy of an older store opened read-only, upgraded: the file is
+    left as it is (it may lie in a read-only directory)."""
+    copy = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        connection.backup(copy)
+        _migrate(copy, path)
+    except BaseException:
+        copy.close()
+        raise
+    finally:
+        connection.close()
+    return copy
+
+
 def _check(connection: sqlite3.Connection, path: Path) -> None:
     """SQLite's quick check, then our version and schema (raises on any difference)."""
-    version = connection.execute("PRAGMA user_version").fetchone()[0]
+    version = _version(connection)
     if version > SCHEMA_VERSION:
         raise StoreError(f"{path} was written by a newer version of the referee")
     tables = {
@@ -558,14 +709,32 @@ def _check(connection: sqlite3.Connection, path: Path) -> None:
     }
     if version == 0 and tables:
         raise StoreError(f"{path} is an SQLite database but not a tournament's results")
+    _check_integrity(connection, path)
+    if version != SCHEMA_VERSION:
+        raise DamagedStore(f"{path} is damaged (its tables are not a results store's)")
+    _check_tables(connection, path, _COLUMNS)
+
+
+def _check_integrity(connection: sqlite3.Connection, path: Path) -> None:
+    """SQLite's quick check (:class:`DamagedStore` when it finds a problem)."""
     problems = [row[0] for row in connection.execute("PRAGMA quick_check(5)")]
     if problems != ["ok"]:
         raise DamagedStore(f"{path} is damaged (SQLite's check: {'; '.join(problems)})")
-    if version != SCHEMA_VERSION or tables != set(_COLUMNS):
+
+
+def _check_tables(
+    connection: sqlite3.Connection, path: Path, columns: dict[str, tuple[str, ...]]
+) -> None:
+    """:class:`DamagedStore` unless the database has exactly these tables and columns."""
+    tables = {
+        name
+        for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+    }
+    if tables != set(columns):
         raise DamagedStore(f"{path} is damaged (its tables are not a results store's)")
-    for table, columns in _COLUMNS.items():
+    for table, expected in columns.items():
         found = tuple(row[1] for row in connection.execute(f"PRAGMA table_info({table})"))
-        if found != columns:
+        if found != expected:
             raise DamagedStore(f"{path} is damaged (table {table} has other columns)")
 
 
@@ -580,8 +749,18 @@ def storable(game: GameRecord) -> bool:
 
 def _check_game(game: GameRecord) -> None:
     """Refuse a record the schema would not hold (:class:`ValueError`)."""
-    if game.result not in RESULTS:
-        raise ValueError(f"result must be one of {', '.join(RESULTS)}, not {game.result!r}")
+    seats = len(game.players)
+    if not 1 <= seats <= MAX_SEATS or len(game.places) != seats or len(game.scores) != seats:
+        raise ValueError(
+            f"a game has 1 to {MAX_SEATS} seats, each with a player, a place and a score"
+        )
+    if not is_ranking(game.places):
+        raise ValueError(f"places {game.places} are not places (1 best, ties share)")
+    expected = result_token(game.places, game.scores)
+    if game.result != expected:
+        raise ValueError(
+            f"result must be {expected} for these places and scores, not {game.result!r}"
+        )
     if not game.pgn.strip():
         raise ValueError("the game's PGN is empty")
     if game.index < 0 or game.plies < 0:
@@ -591,13 +770,14 @@ def _check_game(game: GameRecord) -> None:
 def _insert(connection: sqlite3.Connection, game: GameRecord) -> int:
     """Insert ``game`` unless its index is recorded; how many rows were written (0 or 1)."""
     cursor = connection.execute(
-        f"INSERT INTO games ({_GAME_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        f"INSERT INTO games ({_GAME_COLUMNS}) VALUES ({_PLACEHOLDERS})"
         " ON CONFLICT (pairing) DO NOTHING",
         (
             game.index,
-            game.white,
-            game.black,
+            json.dumps(game.players, ensure_ascii=False),
             game.result,
+            json.dumps(game.places),
+            json.dumps(game.scores),
             game.termination,
             game.reason,
             game.plies,

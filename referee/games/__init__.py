@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from referee.errors import SettingsError
-from referee.games.base import CHANCE, Breakdown, Game, GameSettings, Outcome
+from referee.games.base import CHANCE, Breakdown, Game, GameSettings, Outcome, game_seed
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -38,6 +38,9 @@ class GameEntry:
     render_public: Callable[[Any, bool], str]
     person_help: str
 
+
+DEFAULT_GAME = "ivy"
+"""The game played when none is named (and of records that name none: the first game)."""
 
 _ENTRIES: dict[str, str] = {
     "ivy": "referee.games.ivy",
@@ -70,12 +73,14 @@ def get_game(name: str) -> Game[Any, Any]:
 
 __all__ = [
     "CHANCE",
+    "DEFAULT_GAME",
     "Breakdown",
     "Game",
     "GameEntry",
     "GameSettings",
     "Outcome",
     "game_names",
+    "game_seed",
     "get_entry",
     "get_game",
 ]

@@ -26,6 +26,8 @@ record replays (and is verified) without any generator.
 
 from __future__ import annotations
 
+import hashlib
+import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final, Protocol, TypeVar
@@ -54,6 +56,21 @@ class GameSettings:
     seed: int = 0
     start: str | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
+
+
+def game_seed(seed: int | None, index: int) -> int:
+    """The seed of game ``index`` (from 0) of a match or tournament seeded with ``seed``.
+
+    The first 63 bits of the SHA-256 of ``"<seed>:<index>"``: unlike ``seed + index``,
+    two games never share a generator by accident (Python seeds ``Random(-5)`` and
+    ``Random(5)`` alike), and the value fits a signed 64-bit integer. Without a
+    ``seed``, a new secret one (63 random bits from the system) at every call: a seed
+    a bot could guess would tell it every card still to come.
+    """
+    if seed is None:
+        return secrets.randbits(63)
+    digest = hashlib.sha256(f"{seed}:{index}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

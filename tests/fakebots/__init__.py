@@ -13,8 +13,10 @@ process of the machine. ``reaper.py`` does the same for a command run as a subpr
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -70,3 +72,29 @@ def leftover_processes() -> list[str]:
             if state != "Z":
                 found.append(f"{pid} {state} {command.decode(errors='replace').strip()}")
     return found
+
+
+def stop_stranded_sandboxes() -> list[str]:
+    """SIGKILL this process's children that are the one documented exception to "nothing
+    outlives a killed referee" (docs/security.md, *Stopping*): a sandbox's first process
+    that bwrap made but never let go on, because the referee was killed in that instant.
+    It is pid 1 of its own PID namespace, still bwrap's code (its command line is
+    bwrap's) and has no child: it never ran a line of the bot. Returns what it killed, as
+    :func:`leftover_processes` describes them, so that a test can say so."""
+    stranded = []
+    for line in leftover_processes():
+        pid, _, command = line.split(" ", 2)
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+            children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        except OSError:
+            continue
+        nspids = next(
+            (row.split()[1:] for row in status.splitlines() if row.startswith("NSpid:")), []
+        )
+        idle = not children and len(nspids) > 1 and nspids[-1] == "1"
+        if idle and command.split(" ", 1)[0].endswith("bwrap"):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGKILL)
+            stranded.append(line)
+    return stranded

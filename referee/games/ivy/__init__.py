@@ -1,4 +1,4 @@
-"""Ivy: two ivies race up a house for the sunlight (rules: ``shared/spec/ivy.md``).
+"""Ivy: two ivies race up a house for the sunlight (rules: ``docs/ivy.md``).
 
 - :mod:`~referee.games.ivy.board` — the house: cells, neighbours, glass, roots, players;
 - :mod:`~referee.games.ivy.turns` — turn notation (§7);
