@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import secrets
 import signal
 import sqlite3
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 import trio
@@ -37,10 +38,13 @@ from referee.errors import RecordError, RefereeError, SettingsError
 from referee.games import GameSettings, game_names, game_seed, get_entry, get_game
 from referee.match import (
     DEFAULT_GAME,
+    OPENINGS_ORDERS,
     BotPlayer,
     GameResult,
     MatchConfig,
+    MatchOpenings,
     MatchScore,
+    OpeningsOrder,
     rotation_games,
     run_match,
     unique_names,
@@ -66,6 +70,9 @@ from referee.sandbox import (
 )
 from referee.session import check_players, scored_in_points
 from referee.untrusted import for_terminal, printable
+
+if TYPE_CHECKING:
+    from tournaments.sprt import SprtReport
 
 INTERRUPTED = 128 + signal.SIGINT
 """The exit code after Ctrl-C, as shells report a process that SIGINT ended."""
@@ -507,6 +514,13 @@ def _check_sandbox(policy: SandboxPolicy) -> None:
         _warn(warning)
 
 
+SPRT_KEYS = ("elo0", "elo1", "alpha", "beta", "model")
+"""The words of an SPRT's settings (:meth:`tournaments.sprt.Sprt.parse`)."""
+
+SPRT_MAX_GAMES = 100_000
+"""The games of a match with ``--sprt`` and no ``--games``: a cap the test stops well before."""
+
+
 @main.command()
 @click.argument("bots", metavar="BOT...", nargs=-1, required=True)
 @match_options
@@ -514,9 +528,32 @@ def _check_sandbox(policy: SandboxPolicy) -> None:
     "--games",
     type=click.IntRange(min=1),
     default=None,
-    help="Games to play (default: as many as bots, one rotation of the seats). More than one"
+    help="Games to play (default: as many as bots, one rotation of the seats; with --openings,"
+    f" one rotation per opening; with --sprt, at most {SPRT_MAX_GAMES:,}). More than one"
     " is rounded up to a multiple of the number of bots, so that each bot sits each seat"
     " equally often.",
+)
+@click.option(
+    "--openings",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Start positions, one a line (blank and # lines skipped), as a tournament's; each"
+    " is played with every seating of the rotation (two bots: once with each colour).",
+)
+@click.option(
+    "--openings-order",
+    type=click.Choice(OPENINGS_ORDERS),
+    default=None,
+    help="The order of the openings: sequential (as listed, the default) or random"
+    " (shuffled by --seed, or by a secret seed without it).",
+)
+@click.option(
+    "--sprt",
+    metavar="elo0=E0 elo1=E1 [alpha=A] [beta=B] [model=normalized|logistic]",
+    default=None,
+    help="Two bots: stop as soon as a sequential probability ratio test accepts H0 (the first"
+    " bot is elo0 stronger) or H1 (elo1 stronger); alpha and beta default to 0.05, model to"
+    " normalized. Tests game pairs (pentanomial) when the games come in pairs, else games.",
 )
 @click.option(
     "--pgn",
@@ -547,6 +584,9 @@ def match(
     startup: float,
     margin: float,
     games: int | None,
+    openings: Path | None,
+    openings_order: OpeningsOrder | None,
+    sprt: str | None,
     pgn: Path,
     log_dir: Path,
     seed: int | None,
@@ -561,16 +601,46 @@ def match(
     colours. Each BOT is a command line, e.g. "python -m bots.random", or a keyed
     form "name=alice cmd='python -m bots.random --seed 3' dir=DIR env=KEY=VALUE".
     Prints a line per game, then the score with the Elo difference (two bots) or
-    each bot's games, mean score and mean place.
+    each bot's games, mean score and mean place. With --sprt, each finished game (or
+    game pair) adds a line with the test's LLR, bounds, counts and Elo estimate, and the
+    match ends with the test's verdict.
     """
+    from tournaments.config import check_openings, read_openings
+    from tournaments.sprt import Sprt, SprtRun
+
+    if sprt is not None:  # "--sprt elo0=0 elo1=5 …" as fastchess writes it: the words after
+        # the first arrive among the BOTS (click options take one word); no bot is "elo1=5".
+        settings = [word for word in bots if word.partition("=")[0] in SPRT_KEYS]
+        bots = tuple(word for word in bots if word not in settings)
+        sprt = " ".join([sprt, *settings])
     commands = [BotCommand.parse(bot) for bot in bots]
     config = _match_config(
         game, tc, startup, margin, options, log_dir=log_dir, event=event, sandbox=sandbox
     )
     rules = get_game(config.game)
     check_players(rules, len(commands))
-    wanted = len(commands) if games is None else games
+    test = None if sprt is None else Sprt.parse(sprt)
+    if test is not None and len(commands) != 2:
+        raise SettingsError(
+            f"--sprt tests one bot against another: give 2 bots, not {len(commands)}"
+        )
+    book = None
+    if openings is not None:
+        positions = read_openings(openings)
+        check_openings(rules, len(commands), config.options, positions, openings)
+        order_seed = secrets.randbits(63) if seed is None else seed
+        book = MatchOpenings(positions, openings_order or "sequential", order_seed)
+    elif openings_order is not None:
+        raise SettingsError("--openings-order orders the positions of --openings: give both")
+    if games is not None:
+        wanted = games
+    elif test is not None:
+        wanted = SPRT_MAX_GAMES
+    else:
+        wanted = len(commands) * (1 if book is None else len(book.openings))
     rounds = rotation_games(wanted, len(commands))
+    # Two bots' games 2k and 2k + 1 are a pair: both colours (with openings, of one opening).
+    run = None if test is None else SprtRun.start(test, pairs=rounds % 2 == 0)
     if rounds != wanted:
         _warn(
             f"{wanted} games rounded up to {rounds}, a multiple of the {len(commands)} bots,"
@@ -585,6 +655,15 @@ def match(
             f"game {number}: {players}  {result.result}  "
             f"({reason}; {result.record.tags['PlyCount']} {unit})"
         )
+        nonlocal run
+        if run is not None:
+            mine, theirs = (result.ending.places[result.players.index(n)] for n in score.names)
+            run = run.plus(1.0 if mine < theirs else 0.0 if mine > theirs else 0.5)
+            if run.counted:
+                click.echo(f"  SPRT {run.report().line()}")
+
+    def decided(score: MatchScore) -> bool:
+        return run is not None and run.counted and run.report().status.finished
 
     async def check_then_play() -> MatchScore:
         # Every bot must start and answer a handshake before anything is written.
@@ -602,7 +681,16 @@ def match(
             seats=len(commands),
         )
         pgn.parent.mkdir(parents=True, exist_ok=True)
-        return await run_match(commands, config, games=rounds, pgn=pgn, seed=seed, on_game=report)
+        return await run_match(
+            commands,
+            config,
+            games=rounds,
+            pgn=pgn,
+            seed=seed,
+            openings=book,
+            on_game=report,
+            stop=decided,
+        )
 
     try:
         score = _run(check_then_play)
@@ -615,7 +703,17 @@ def match(
     if len(score.names) != 2 or scored_in_points(rules):
         for line in _standing_lines(score):
             click.echo(line)
+    if run is not None:
+        click.echo(_sprt_verdict(run.report(), score.games))
     click.echo(f"Games: {pgn}  Logs: {log_dir}")
+
+
+def _sprt_verdict(report: SprtReport, games: int) -> str:
+    """``SPRT elo0=0 elo1=5 …: H1 accepted after 24 games; LLR 2.96 …`` (or inconclusive
+    when the games ran out first)."""
+    verdict = report.status.describe() if report.status.finished else "inconclusive"
+    counted = f"{games} game{'' if games == 1 else 's'}"
+    return f"SPRT {report.sprt}: {verdict} after {counted}; {report.line()}"
 
 
 def _warn(line: str) -> None:

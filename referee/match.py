@@ -28,11 +28,12 @@ message whole is never written to again, nor reused.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import trio
 
@@ -809,6 +810,47 @@ def seating(index: int, seats: int) -> list[int]:
     return [(seat + index) % seats for seat in range(seats)]
 
 
+OpeningsOrder = Literal["sequential", "random"]
+"""The order a match plays its openings in: as the file lists them, or shuffled."""
+
+OPENINGS_ORDERS: tuple[OpeningsOrder, ...] = get_args(OpeningsOrder)
+
+
+@dataclass(frozen=True, slots=True)
+class MatchOpenings:
+    """The start positions of a match's games (``referee match --openings``).
+
+    Each opening is played with every seating of one rotation: games ``k·seats …
+    k·seats + seats - 1`` start from the same opening (two bots: a pair of games, one
+    with each colour), so an opening that favours a seat favours every bot alike.
+    ``sequential`` takes the openings in the file's order; ``random`` in an order
+    shuffled by ``seed``. Past the last opening they start over (``random``: in a new
+    order, shuffled by ``seed`` and the pass's number).
+    """
+
+    openings: tuple[str, ...]
+    order: OpeningsOrder = "sequential"
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.openings:
+            raise SettingsError("a match's list of openings is empty")
+        if self.order not in OPENINGS_ORDERS:
+            raise SettingsError(
+                f"openings order is {' or '.join(OPENINGS_ORDERS)}, not {self.order!r}"
+            )
+
+    def start(self, index: int, seats: int) -> str:
+        """The opening of game ``index`` (from 0) of a match of ``seats`` bots."""
+        turn, place = divmod(index // seats, len(self.openings))
+        if self.order == "sequential":
+            return self.openings[place]
+        # A string seed is hashed whole (SHA-512): every pass gets an order of its own.
+        shuffled = list(self.openings)
+        random.Random(f"openings:{self.seed}:{turn}").shuffle(shuffled)
+        return shuffled[place]
+
+
 async def run_match(
     commands: Sequence[BotCommand],
     config: MatchConfig,
@@ -816,7 +858,9 @@ async def run_match(
     games: int = 1,
     pgn: Path | None = None,
     seed: int | None = None,
+    openings: MatchOpenings | None = None,
     on_game: Callable[[int, GameResult, MatchScore], Awaitable[None] | None] | None = None,
+    stop: Callable[[MatchScore], bool] | None = None,
 ) -> MatchScore:
     """Play ``games`` games between ``commands``, one bot a seat, seats rotated.
 
@@ -825,9 +869,11 @@ async def run_match(
     (:func:`seating`; ``referee match`` rounds the count up to one with
     :func:`rotation_games`, unless it is 1). Each game's chance is seeded with
     :func:`game_seed` of ``seed`` and the game's index (without ``seed``: a secret seed
-    per game). Each finished game is appended to ``pgn`` as it
+    per game). With ``openings``, each game starts from :meth:`MatchOpenings.start`.
+    Each finished game is appended to ``pgn`` as it
     ends (and its bot logs written under ``config.log_dir``); ``on_game`` is called
-    after each. No bot sees ``pgn``, the log directory or another bot's ``dir``.
+    after each, then ``stop``, which ends the match early when it says so (an SPRT
+    that has decided). No bot sees ``pgn``, the log directory or another bot's ``dir``.
     """
     seats = len(commands)
     check_players(get_game(config.game), seats)
@@ -857,7 +903,11 @@ async def run_match(
             for index in range(games):
                 seated = [players[bot] for bot in seating(index, seats)]
                 result = await play_game(
-                    seated, config, round_=str(index + 1), seed=game_seed(seed, index)
+                    seated,
+                    config,
+                    round_=str(index + 1),
+                    seed=game_seed(seed, index),
+                    start=None if openings is None else openings.start(index, seats),
                 )
                 if pgn is not None:
                     append_game(pgn, result.record)
@@ -869,6 +919,8 @@ async def run_match(
                     maybe = on_game(index + 1, result, score)
                     if maybe is not None:
                         await maybe
+                if stop is not None and stop(score):
+                    break
         finally:
             with trio.CancelScope(shield=True):
                 for player in players:

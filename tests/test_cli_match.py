@@ -426,3 +426,142 @@ def test_play_verdant_against_a_bot_in_its_notation(tmp_path: Path) -> None:
     (game,) = read_pgn_file(pgn)
     assert game.result == "*" and game.tags["Seed"] == "3"
     assert [turn.token for turn in game.turns if turn.actor == 1] == ["east"]
+
+
+# --- openings and the SPRT in a match -----------------------------------------------
+
+OPENINGS = [line for line in Path("examples/openings.txt").read_text().splitlines()[:12]
+            if line and not line.startswith("#")][:3]  # fmt: skip
+
+
+def match_with(tmp_path: Path, *bots: str, args: tuple[str, ...] = ()) -> tuple[Result, Path]:
+    pgn = tmp_path / "m.pgn"
+    result = run(
+        "match", *bots, "--option", "turn_limit=6", "--tc", "5+0.1", *args,
+        "--pgn", str(pgn), "--log-dir", str(tmp_path / "logs"),
+    )  # fmt: skip
+    return result, pgn
+
+
+def openings_file(tmp_path: Path, lines: list[str]) -> Path:
+    path = tmp_path / "openings.txt"
+    path.write_text("# starts\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_match_plays_each_opening_with_both_colours_in_order(tmp_path: Path) -> None:
+    book = openings_file(tmp_path, OPENINGS[:2])
+    result, pgn = match_with(
+        tmp_path, f"name=one cmd='{PASS_BOT}'", f"name=two cmd='{PASS_BOT}'",
+        args=("--openings", str(book)),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    games = read_pgn_file(pgn)  # default: one rotation per opening
+    assert [g.tags["FEN"] for g in games] == [OPENINGS[0]] * 2 + [OPENINGS[1]] * 2
+    assert all(g.tags["SetUp"] == "1" and verify(g).valid for g in games)
+    assert [g.tags["White"] for g in games] == ["one", "two", "one", "two"]
+    assert leftover_processes() == []
+
+
+def test_match_shuffles_openings_by_the_seed_and_keeps_pairs(tmp_path: Path) -> None:
+    book = openings_file(tmp_path, OPENINGS)
+    orders = []
+    for attempt in ("a", "b"):
+        (tmp_path / attempt).mkdir()
+        result, pgn = match_with(
+            tmp_path / attempt, PASS_BOT, PASS_BOT,
+            args=("--openings", str(book), "--openings-order", "random", "--seed", "11",
+                  "--games", "12"),
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        fens = [g.tags["FEN"] for g in read_pgn_file(pgn)]
+        assert fens[0::2] == fens[1::2]  # each opening with both colours, one after the other
+        assert sorted(fens[:6]) == sorted(fens[6:]) == sorted(OPENINGS * 2)  # each pass: all
+        orders.append(fens)
+    assert orders[0] == orders[1]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--openings-order", "random"), "--openings-order orders the positions of --openings"),
+        (("--openings", "BAD"), "opening 2:"),
+        (("--openings", "MISSING"), "cannot read openings file"),
+        (("--sprt", "elo0=5", "elo1=0"), "SPRT elo0 must be less than elo1"),
+        (("--sprt", "elo0=0 elo1=5 model=bayes"), "unknown SPRT model 'bayes'"),
+    ],
+)
+def test_bad_openings_and_sprt_settings_are_one_error_line(
+    tmp_path: Path, args: tuple[str, ...], message: str
+) -> None:
+    bad = openings_file(tmp_path, [OPENINGS[0], "not a position"])
+    args = tuple({"BAD": str(bad), "MISSING": str(tmp_path / "none.txt")}.get(a, a) for a in args)
+    result, pgn = match_with(tmp_path, "no-such-bot", "no-such-bot", args=args)
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith("Error: ") and result.stderr.count("\n") == 1
+    assert message in result.stderr
+    assert not pgn.exists()
+
+
+def test_sprt_needs_two_bots(tmp_path: Path) -> None:
+    result = run(
+        "match", PASS_BOT, PASS_BOT, PASS_BOT, "--game", "verdant", "--sprt", "elo0=0 elo1=5",
+        "--pgn", str(tmp_path / "m.pgn"),
+    )  # fmt: skip
+    assert result.exit_code == 1
+    assert result.stderr == "Error: --sprt tests one bot against another: give 2 bots, not 3\n"
+
+
+def sprt_lines(result: Result) -> list[str]:
+    return [line for line in result.stdout.splitlines() if line.startswith("  SPRT ")]
+
+
+def test_sprt_stops_a_match_once_h1_is_accepted(tmp_path: Path) -> None:
+    book = openings_file(tmp_path, OPENINGS[:1])
+    # The words after --sprt are its settings, as fastchess writes them; the bots follow.
+    result, pgn = match_with(
+        tmp_path, "--sprt", "elo0=0", "elo1=200", "alpha=0.05", "beta=0.05",
+        f"name=steady cmd='{PASS_BOT}'", f"name=crashy cmd='{CRASH_BOT}'",
+        args=("--openings", str(book)),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    lines = sprt_lines(result)
+    assert len(lines) == 7  # one per pair: 14 games of fake wins reach the upper bound
+    assert (
+        lines[0].startswith("  SPRT LLR ")
+        and "(-2.94, 2.94) [0, 200] normalized: continue" in (lines[0])
+    )
+    assert "Ptnml(0-2) [0, 0, 0, 0, 1]" in lines[0]
+    assert "H1 accepted" in lines[-1] and "14 games, Ptnml(0-2) [0, 0, 0, 0, 7]" in lines[-1]
+    assert (
+        "SPRT elo0=0 elo1=200 alpha=0.05 beta=0.05 model=normalized: H1 accepted after 14 games;"
+        in result.stdout
+    )
+    games = read_pgn_file(pgn)
+    assert len(games) == 14 and {g.tags["FEN"] for g in games} == {OPENINGS[0]}
+    assert leftover_processes() == []
+
+
+def test_sprt_accepts_h0_for_a_bot_that_always_loses(tmp_path: Path) -> None:
+    result, pgn = match_with(
+        tmp_path, CRASH_BOT, PASS_BOT, args=("--sprt", "elo0=0 elo1=400 model=logistic")
+    )
+    assert result.exit_code == 0, result.output
+    assert "[0, 400] logistic: H0 accepted" in sprt_lines(result)[-1]
+    assert "model=logistic: H0 accepted after" in result.stdout
+    assert len(read_pgn_file(pgn)) == 2 * len(sprt_lines(result))
+
+
+@pytest.mark.parametrize(
+    ("games", "counts"),
+    [("2", "2 games, Ptnml(0-2) [0, 0, 0, 0, 1]"), ("1", "1 games, W-D-L +1 =0 -0")],
+)
+def test_sprt_is_inconclusive_when_the_games_run_out(
+    tmp_path: Path, games: str, counts: str
+) -> None:
+    result, _ = match_with(
+        tmp_path, PASS_BOT, CRASH_BOT, args=("--sprt", "elo0=0 elo1=5", "--games", games)
+    )
+    assert result.exit_code == 0, result.output
+    assert len(sprt_lines(result)) == 1 and counts in sprt_lines(result)[0]
+    assert f"model=normalized: inconclusive after {games} game" in result.stdout

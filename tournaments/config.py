@@ -89,7 +89,7 @@ from typing import Any
 from referee.clock import DEFAULT_TIME_CONTROL, Allowances, TimeControl
 from referee.errors import RefereeError
 from referee.games import game_seed, get_game
-from referee.games.base import GameSettings
+from referee.games.base import Game, GameSettings
 from referee.match import DEFAULT_GAME, MatchConfig, unique_names
 from referee.process import BotCommand
 from referee.sandbox import (
@@ -280,12 +280,7 @@ class TournamentConfig:
             game.start(GameSettings(players=seats, options=options))
         except RefereeError as error:
             raise ConfigError(str(error)) from None
-        where = f"{self.openings_file}: " if self.openings_file is not None else ""
-        for number, opening in enumerate(self.openings, start=1):
-            try:
-                game.start(GameSettings(players=seats, start=opening, options=options))
-            except RefereeError as error:
-                raise ConfigError(f"{where}opening {number}: {error}") from None
+        check_openings(game, seats, options, self.openings, self.openings_file)
 
     # --- what the runner needs ---------------------------------------------------
 
@@ -461,7 +456,7 @@ def _build(values: Mapping[str, Any]) -> TournamentConfig:
         "output": values["output"],
         "tc": tc,
         "allowances": allowances,
-        "openings": _read_openings(openings_file) if openings_file is not None else (),
+        "openings": read_openings(openings_file) if openings_file is not None else (),
         "openings_file": openings_file,
     }
     for key in (
@@ -660,8 +655,9 @@ def _command_from_table(table: Mapping[str, Any]) -> BotCommand:
     )
 
 
-def _read_openings(path: Path) -> tuple[str, ...]:
-    """The start positions in an openings file: one a line; blank and ``#`` lines skipped."""
+def read_openings(path: Path) -> tuple[str, ...]:
+    """The start positions in an openings file: one a line; blank and ``#`` lines skipped
+    (a tournament's ``openings``, ``referee match --openings``)."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
@@ -680,6 +676,19 @@ def _read_openings(path: Path) -> tuple[str, ...]:
     if not openings:
         raise ConfigError(f"openings file {os.fspath(path)} holds no positions")
     return openings
+
+
+def check_openings(
+    game: Game, seats: int, options: Mapping[str, Any], openings: Sequence[str], path: Path | None
+) -> None:
+    """Refuse an opening that ``game`` cannot start from with ``seats`` and ``options``,
+    naming it by its number (and the file ``path`` it came from)."""
+    where = f"{os.fspath(path)}: " if path is not None else ""
+    for number, opening in enumerate(openings, start=1):
+        try:
+            game.start(GameSettings(players=seats, start=opening, options=options))
+        except RefereeError as error:
+            raise ConfigError(f"{where}opening {number}: {error}") from None
 
 
 def _decode_problem(error: UnicodeDecodeError) -> str:

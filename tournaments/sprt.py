@@ -397,6 +397,42 @@ class SprtReport:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class SprtRun:
+    """An SPRT fed a match's games one by one, from the first player's side.
+
+    With ``pairs``, games ``(0, 1), (2, 3), …`` are counted as pairs (a pentanomial:
+    one opening, both colours); ``half`` holds the first game of an unfinished pair.
+    Otherwise each game counts alone (a trinomial).
+    """
+
+    sprt: Sprt
+    counts: Counts
+    half: float | None = None
+
+    @classmethod
+    def start(cls, sprt: Sprt, *, pairs: bool) -> SprtRun:
+        return cls(sprt, Pentanomial() if pairs else Trinomial())
+
+    def plus(self, score: float) -> SprtRun:
+        """This run with one more game, which the first player scored ``score`` in."""
+        if isinstance(self.counts, Trinomial):
+            return SprtRun(self.sprt, self.counts.plus(score))
+        if self.half is None:
+            _slot(score, 2)  # checked now, counted with its partner
+            return SprtRun(self.sprt, self.counts, score)
+        return SprtRun(self.sprt, self.counts.plus(self.half, score))
+
+    @property
+    def counted(self) -> bool:
+        """Whether the last game completed a sample (every game, or a pair's second)."""
+        return self.half is None
+
+    def report(self) -> SprtReport:
+        """The test on the samples complete so far."""
+        return self.sprt.test(self.counts)
+
+
 def _exact(value: float) -> str:
     """``value`` short (``5``, ``0.05``) when that reads back the same, else in full."""
     short = f"{value:g}"
@@ -583,13 +619,14 @@ class EloEstimate:
 
     @property
     def margin(self) -> float:
-        """Half the width of the logistic interval, the usual "±" (fastchess's)."""
-        return (self.high - self.low) / 2
+        """Half the width of the logistic interval, the usual "±" (fastchess's); 0 for an
+        interval without width, even at infinity (all results alike)."""
+        return 0.0 if self.high == self.low else (self.high - self.low) / 2
 
     @property
     def nelo_margin(self) -> float:
-        """Half the width of the normalised interval."""
-        return (self.nelo_high - self.nelo_low) / 2
+        """Half the width of the normalised interval (0 without width, as :attr:`margin`)."""
+        return 0.0 if self.nelo_high == self.nelo_low else (self.nelo_high - self.nelo_low) / 2
 
 
 def estimate(counts: Counts) -> EloEstimate:

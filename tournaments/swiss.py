@@ -74,9 +74,10 @@ The rules (the FIDE Dutch system, C.04.3, in spirit and in part)
     the colours of the last round in which the two had different colours,
     swapped; else the higher-ranked player's due; and with no colour due at all
     (round 1), the higher-ranked player gets white when their pairing number is
-    odd, black when it is even (FIDE's E.1–E.5). So nobody's colour difference
-    leaves -2…+2 and nobody plays a colour three rounds running unless the
-    colour level had to be dropped.
+    odd, black when it is even (FIDE's E.1–E.5). So everyone due a colour
+    absolutely gets it, and nobody's colour difference leaves -2…+2 and nobody
+    plays a colour three games running (a bye between or not) unless a round
+    had to drop the colour level; what such a round gives stays in the history.
 
     Games per pairing and openings. Each pairing plays ``games`` games
     (default 1, or 2 with ``openings``), colours alternating from the allocated

@@ -166,9 +166,10 @@ def _status(view: VerdantView) -> list[str]:
         who = f"seat {view.to_decide + 1} decides"
     viewer = f"seat {view.seat + 1}'s view" if view.seat >= 0 else "public view"
     left = ", ".join(str(count) for count in view.turns_left)
+    phase_text = f"turn {view.turn}" if phase == "turn" else f"{phase}, turn {view.turn}"
     lines = [
         f"Verdant ({VARIANTS[view.variant]}), {view.players} player"
-        f"{'s' if view.players > 1 else ''}, {viewer}: {phase}, turn {view.turn}, {who}."
+        f"{'s' if view.players > 1 else ''}, {viewer}: {phase_text}, {who}."
         f" Turns left per seat: {left}."
     ]
     part = view.part
