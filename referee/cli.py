@@ -862,9 +862,15 @@ def _seat_number(names: tuple[str, ...] | None, text: str, seats: int) -> int:
     type=click.IntRange(min=1),
     help="Seats per game, for a game played by a range of players (Verdant: 1 to 5).",
 )
-@click.option("--format", "format_", type=click.Choice(["round-robin", "gauntlet"]), help="Format.")
+@click.option(
+    "--format",
+    "format_",
+    type=click.Choice(["round-robin", "gauntlet", "swiss", "knockout"]),
+    help="Format.",
+)
 @click.option("--double", is_flag=True, default=None, help="Double round-robin (two cycles).")
-@click.option("--games", type=click.IntRange(min=1), help="Games per pairing and cycle.")
+@click.option("--games", type=click.IntRange(min=1), help="Games per pairing (knockout: match).")
+@click.option("--rounds", type=int, help="Rounds of a Swiss (default: n - 1, or n for odd n).")
 @click.option("--concurrency", type=click.IntRange(min=1), help="Games at once (default: CPUs).")
 @click.option(
     "--openings",
@@ -892,6 +898,7 @@ def tournament(
     format_: str | None,
     double: bool | None,
     games: int | None,
+    rounds: int | None,
     concurrency: int | None,
     openings: Path | None,
     seed: int | None,
@@ -899,7 +906,8 @@ def tournament(
     quiet: bool,
     sandbox_settings: dict[str, Any],
 ) -> None:
-    """Play (or resume) a round-robin or gauntlet tournament and rate the players.
+    """Play (or resume) a round-robin, gauntlet, Swiss or knockout tournament and rate the
+    players.
 
     Settings come from CONFIG.toml (see examples/quick.toml) and/or the flags,
     which win; all are checked before anything runs. Each player's bot is then
@@ -912,8 +920,9 @@ def tournament(
 
     from tournaments.config import load_config
     from tournaments.progress import make_progress
-    from tournaments.report import crosstable, rating_table
-    from tournaments.runner import TournamentStopped, run_tournament
+    from tournaments.report import bracket_lines, crosstable, rating_table, swiss_table
+    from tournaments.runner import TournamentStopped, outcome_of, run_tournament
+    from tournaments.swiss import Standing
 
     if config_file is None and not players:
         raise click.UsageError("give a CONFIG.toml file or at least two --player options")
@@ -930,6 +939,7 @@ def tournament(
         format=format_,
         cycles=2 if double else None,
         games=games,
+        rounds=rounds,
         concurrency=concurrency,
         openings=openings,
         seed=seed,
@@ -948,7 +958,17 @@ def tournament(
         sys.exit(128 + stopped.signum)
     console.print(rating_table(table, title=config.event))
     console.print(crosstable(table, title="Crosstable"))
-    console.print(f"Results in {config.output}/ (games.pgn, results.sqlite, ratings.json/.csv)")
+    outcome = outcome_of(config)
+    if outcome and isinstance(outcome[0], Standing):
+        console.print(
+            swiss_table([row for row in outcome if isinstance(row, Standing)], title="Swiss")
+        )
+    elif outcome:
+        for line in bracket_lines([match for match in outcome if not isinstance(match, Standing)]):
+            console.print(line, markup=False, highlight=False)
+    console.print(
+        f"Results in {config.output}/ (games.pgn, results.sqlite, ratings.json/.csv, index.html)"
+    )
 
 
 @main.command()

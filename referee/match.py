@@ -279,21 +279,25 @@ class _Link:
         if self.fault is not None:
             raise self.fault
         data = self.connection.send(message)
-        with trio.move_on_after(budget) as sending:
+        # One cancel scope for both steps (a scope costs as much as the rest of a turn):
+        # ``budget`` for the write, then ``budget`` again from the moment it is done.
+        replying = False
+        with trio.move_on_after(budget) as deadline:
             try:
                 await self.process.send_all(data)
             except BotCrashed as crash:
                 self._cut = True
                 self.fault = await self._crashed(str(crash))
                 raise self.fault from None
-        if sending.cancelled_caught:
+            started = trio.current_time()
+            deadline.deadline = started + budget
+            replying = True
+            reply = await self._read_reply()
+            return reply, trio.current_time() - started
+        if not replying:
             self._cut = True  # part of the request may be in its input: write no more
             self.fault = BotTimeout(f"did not read its input for {budget:.3f} s")
             raise self.fault
-        started = trio.current_time()
-        with trio.move_on_at(started + budget):
-            reply = await self._read_reply()
-            return reply, trio.current_time() - started
         self.fault = BotTimeout(f"no reply within {budget:.3f} s")
         raise self.fault
 
@@ -529,7 +533,10 @@ class BotSeat:
             self.journal.after_the_end(seat, known)
             if isinstance(known, ProtocolViolation):
                 await done.goodbye(known.to_message())
-        if ending is not None:
+        # A bot whose process faulted before it was sent ``new_game`` (it exited between
+        # games) never joined this game: there is no game to tell it the end of.
+        joined = done.connection.phase is not Phase.IDLE
+        if ending is not None and joined:
             await done.goodbye(session.game_over(done.next_id))
         if done.fault is not known and done.fault is not None:  # it did not take game_over
             self.journal.after_the_end(seat, done.fault)

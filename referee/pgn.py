@@ -893,6 +893,11 @@ def _text_lines(text: str) -> list[str]:
     return lines
 
 
+MAX_FILE_LINE = 1 << 20
+"""The longest line a PGN file may have (characters): the writer's lines are at most
+:data:`MAX_LINE_LENGTH` long but for one long word, a decision, of a few kilobytes."""
+
+
 def _file_lines(path: str | os.PathLike[str]) -> Iterator[str]:
     """The lines of the file at ``path`` without their line breaks, each UTF-8 or else Latin-1.
 
@@ -901,7 +906,12 @@ def _file_lines(path: str | os.PathLike[str]) -> Iterator[str]:
     try:
         # Universal newlines split at exactly the line breaks of _LINE_BREAK.
         with open(path, encoding="utf-8-sig", errors="surrogateescape", newline=None) as file:
-            for line in file:
+            for number, line in enumerate(iter(lambda: file.readline(MAX_FILE_LINE + 1), ""), 1):
+                if len(line) > MAX_FILE_LINE:  # memory stays bounded whatever the file holds
+                    raise RecordError(
+                        f"{os.fspath(path)}: line {number} is longer than {MAX_FILE_LINE}"
+                        " characters: not a PGN file"
+                    )
                 if line[-1:] == "\n":
                     line = line[:-1]
                 if not line.isascii():

@@ -6,6 +6,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
@@ -21,6 +22,7 @@ from protocol import (
     Quit,
 )
 from referee.clock import Allowances, TimeControl
+from referee.errors import BotCrashed
 from referee.match import (
     DRAIN_LIMIT,
     GAME_LOG_LIMIT,
@@ -478,4 +480,23 @@ async def test_a_replaced_bot_keeps_its_cpu_under_affinity(tmp_path):
         assert again is not one and again.process.cpus == one.process.cpus
         await first.close()
         await second.close()
+    assert leftover_processes() == []
+
+
+async def test_a_bot_found_dead_before_its_new_game_is_not_told_the_game_over(
+    tmp_path, monkeypatch
+):
+    # Its process exited between games and the drain before new_game found it: it never
+    # joined the game, so sending it game_over would break the protocol (a crash of ours).
+    real_link = BotPlayer.link
+
+    async def dead_link(self: BotPlayer) -> Any:
+        link = await real_link(self)
+        if self.name == "gone":
+            link.fault = BotCrashed("its stdout closed")
+        return link
+
+    monkeypatch.setattr(BotPlayer, "link", dead_link)
+    score = await run_match([fake(name="gone"), fake(name="pass")], config(tmp_path), games=1)
+    assert (score.wins, score.draws, score.losses) == (0, 0, 1)
     assert leftover_processes() == []

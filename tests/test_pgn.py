@@ -826,3 +826,12 @@ def test_a_token_that_reads_as_an_actor_word_needs_its_actor() -> None:
     with pytest.raises(RecordError, match="reads as an actor word"):
         RecordedTurn("s2:pick")
     assert RecordedTurn("pick", actor=1, turn=1).token == "pick"
+
+
+def test_a_line_longer_than_any_record_has_stops_reading_with_one_error(tmp_path) -> None:
+    from referee.pgn import MAX_FILE_LINE
+
+    path = tmp_path / "huge.pgn"
+    path.write_text('[Event "' + "x" * (MAX_FILE_LINE + 5) + '"]\n')
+    with pytest.raises(RecordError, match="line 1 is longer than 1048576 characters"):
+        list(iter_pgn_file(path))

@@ -9,7 +9,15 @@ from pathlib import Path
 import pytest
 
 from referee.errors import RecordError
-from referee.pgn import GameRecord, PgnError, RecordedTurn, read_games, read_pgn_file
+from referee.pgn import (
+    GameRecord,
+    PgnError,
+    RecordedTurn,
+    outcome_tags,
+    read_games,
+    read_pgn_file,
+    result_places,
+)
 from referee.replay import check_games, replay, verify
 
 DATA = Path(__file__).parent / "data"
@@ -460,10 +468,23 @@ def test_a_record_without_its_score_tags_is_invalid(dice: None) -> None:
     assert report.reason.startswith("its Seat1Score tag is None")
 
 
-def unfinished(seats: int, decisions: int, result: str, termination: str) -> GameRecord:
-    """A game of dice stopped after ``decisions`` decisions, ended by ``termination``."""
+def unfinished(
+    seats: int, decisions: int, result: str, termination: str, *, score_tags: bool = True
+) -> GameRecord:
+    """A game of dice stopped after ``decisions`` decisions, ended by ``termination``,
+    with the ``Places`` and ``Scores`` tags the referee writes for a game of points."""
     record = dice_record(SEATS[:seats], stop_after=decisions)
-    return retagged(record, result, Termination=termination)
+    places = result_places(result, seats)
+    tags = {}
+    if score_tags and places is not None:
+        tags = outcome_tags(places, (0.0,) * seats, (), points=True)
+    return retagged(record, result, Termination=termination, **tags)
+
+
+def test_a_finished_game_of_points_without_its_score_tags_is_not_the_referees(dice: None) -> None:
+    report = verify(unfinished(3, 3, "1-3-1", "time forfeit", score_tags=False))
+    assert not report.valid
+    assert "records its Places and Scores tags" in report.reason
 
 
 @pytest.mark.parametrize(

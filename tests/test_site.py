@@ -48,7 +48,8 @@ def record_game(store: ResultStore, index: int) -> None:
         places=places,
         scores=SCORES[record.result],
         termination="normal",
-        reason=record.turns[-1].comment or "",
+        # A reason may quote a bot: a bidi override or an escape must not reach the page.
+        reason=(record.turns[-1].comment or "") + " \u202e\x1b[31mspoof",
         plies=len(record.turns),
         pgn=format_game(record),
     )
@@ -80,6 +81,7 @@ def test_each_finished_game_gets_its_page_and_a_line_in_the_index(tournament: Pa
 def test_the_index_escapes_every_text_and_runs_no_script(tournament: Path) -> None:
     index = (tournament / INDEX).read_text(encoding="utf-8")
     assert "<script" not in index and "<img" not in index and "<!--" not in index
+    assert "\u202e" not in index and "\x1b" not in index and "spoof" in index
     assert "Site &lt;test&gt;" in index
     assert "script-src 'none'" in index
 

@@ -228,7 +228,7 @@ def test_players_can_be_command_strings_and_are_named_uniquely():
         ('[[players]]\ncmd = "a"\n', "at least 2 players, not 1"),
         ('[[players]]\nname="x"\ncmd="a"\n[[players]]\nname="x"\ncmd="b"\n', "'x' is given more"),
         ('cycles = "two"\n', "cycles must be a whole number"),
-        ('format = "swiss"\n[[players]]\ncmd="a"\n[[players]]\ncmd="b"\n', "unknown format"),
+        ('format = "arena"\n[[players]]\ncmd="a"\n[[players]]\ncmd="b"\n', "unknown format"),
         ('[options]\nturn_limit = 0\n[[players]]\ncmd="a"\n[[players]]\ncmd="b"\n', "turn_limit"),
         (
             "turn_limit = 50\n",
@@ -1266,4 +1266,104 @@ def test_quiet_progress_prints_one_line_per_game(tmp_path):
     trio.run(lambda: run_tournament(cfg, progress=progress))
     assert lines[0] == "Test: 1 game"
     assert lines[1].startswith("[1/1] game 1 (round 1): p1 - p2 1-0, Purple (p2) forfeits")
+    assert leftover_processes() == []
+
+
+# --- Swiss and knockout ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"format": "swiss", "rounds": 9}, "a Swiss of 5 players has 1 to 5 rounds"),
+        ({"format": "swiss", "rounds": 0}, "has 1 to 5 rounds (a round-robin's), not 0"),
+        ({"rounds": 3}, "rounds apply to a swiss, not to a round-robin"),
+        ({"format": "knockout", "rounds": 3}, "rounds apply to a swiss, not to a knockout"),
+        ({"format": "swiss", "tiebreaks": 1}, "tiebreaks apply to a knockout, not to a swiss"),
+        ({"format": "knockout", "tiebreaks": -1}, "tie-break pairs cannot be negative"),
+        ({"format": "swiss", "cycles": 2}, "cycles apply to a round-robin, not to a swiss"),
+    ],
+)
+def test_swiss_and_knockout_settings_are_checked_in_one_line(tmp_path, settings, message):
+    with pytest.raises(ConfigError, match=r"^[^\n]+$") as caught:
+        config(tmp_path, *["pass"] * 5, **settings)
+    assert message in str(caught.value)
+
+
+def test_swiss_and_knockout_are_for_two_seat_games(tmp_path):
+    for format_ in ("swiss", "knockout"):
+        with pytest.raises(ConfigError, match=f"^a {format_} is for games of two seats, not 3$"):
+            verdant(tmp_path, 3, format=format_)
+
+
+def test_a_swiss_file_defaults_to_the_most_rounds_and_saves_them(tmp_path):
+    path = write_toml(tmp_path / "s.toml", ["pass"] * 5, format="swiss")
+    cfg = load_config(path)
+    assert cfg.bracket().rounds == 5 and json.loads(cfg.to_json())["rounds"] == 5
+    knockout = load_config(write_toml(tmp_path / "k.toml", ["pass"] * 3, format="knockout"))
+    assert knockout.bracket().games == 2 and json.loads(knockout.to_json())["tiebreaks"] == 1
+
+
+def pairings_of(out: Path) -> list[tuple[int, tuple[str, ...]]]:
+    return sorted((game.index, game.players) for game in stored(out))
+
+
+async def test_a_swiss_plays_round_by_round_without_rematches_and_one_bye_a_round(tmp_path):
+    cfg = config(tmp_path, *["pass"] * 5, format="swiss", rounds=3)
+    progress = Recorder()
+    await run_tournament(cfg, progress=progress)
+    assert progress.begun == (6, 0)  # the Swiss's length: 3 rounds of 2 boards
+    games = pairings_of(cfg.output)
+    assert [index for index, _ in games] == list(range(6))
+    met = [frozenset(players) for _, players in games]
+    assert len(set(met)) == 6  # no rematch
+    everyone = {f"p{n}" for n in range(1, 6)}
+    byes = [
+        everyone - {p for _, players in games[r * 2 : r * 2 + 2] for p in players} for r in range(3)
+    ]
+    assert all(len(bye) == 1 for bye in byes) and len(set.union(*byes)) == 3  # a new one each round
+    ratings = json.loads((cfg.output / RATINGS_JSON).read_text())
+    swiss = ratings["swiss"]
+    assert [row["rank"] for row in swiss] == [1, 2, 3, 4, 5]
+    assert sum(row["points"] for row in swiss) == 6 + 3  # six games and three byes
+    assert all("buchholz" in row for row in swiss)
+    assert_pgn_matches_store(cfg.output)
+    assert leftover_processes() == []
+
+
+async def test_a_stopped_swiss_resumes_to_the_same_pairings(tmp_path):
+    whole = config(tmp_path / "whole", *["pass"] * 5, format="swiss", rounds=3)
+    await run_tournament(whole)
+    cfg = config(tmp_path, *["pass"] * 5, format="swiss", rounds=3)
+    with trio.CancelScope() as scope:
+        await run_tournament(cfg, progress=Recorder(stop=scope))
+    assert scope.cancelled_caught
+    assert 1 <= len(stored(cfg.output)) < 6
+    progress = Recorder()
+    await run_tournament(cfg, progress=progress)
+    assert progress.begun is not None and progress.begun[1] >= 1
+    assert pairings_of(cfg.output) == pairings_of(whole.output)  # every game draws in both
+    assert_pgn_matches_store(cfg.output)
+    assert leftover_processes() == []
+
+
+async def test_a_knockout_ends_with_a_winner(tmp_path):
+    cfg = config(tmp_path, *["pass"] * 3, format="knockout", games=2, tiebreaks=1)
+    progress = Recorder()
+    await run_tournament(cfg, progress=progress)
+    assert progress.begun == (12, 0)  # 3 matches of 2 games and up to 2 tie-breaks
+    # Every game is drawn, so every match goes to its tie-breaks and the better seed:
+    # p2-p3 (p1 has the bye), then the final p1-p2.
+    games = pairings_of(cfg.output)
+    assert [players for _, players in games] == [("p2", "p3"), ("p3", "p2")] * 2 + [
+        ("p1", "p2"),
+        ("p2", "p1"),
+    ] * 2
+    knockout = json.loads((cfg.output / RATINGS_JSON).read_text())["knockout"]
+    assert knockout["winner"] == "p1"
+    assert [match["winner"] for match in knockout["matches"]] == ["p1", "p2", "p1"]
+    # Run again: nothing is played, the recovery checks the games against the bracket.
+    again = Recorder()
+    await run_tournament(cfg, progress=again)
+    assert again.begun == (12, 8) and again.finished == []
     assert leftover_processes() == []

@@ -8,9 +8,13 @@ A tournament file looks like this::
     startup = 10                  # seconds for each game's handshake (default 10)
     margin = 0.1                  # grace before a bot is out of time (default 0.1)
     players_per_table = 2         # seats per game (default: see below)
-    format = "round-robin"        # or "gauntlet": the first player against each other
+    format = "round-robin"        # or "gauntlet" (the first player against each other),
+                                  # "swiss" or "knockout" (two seats only)
     cycles = 1                    # 2: double round-robin (round-robin only)
-    games = 2                     # games per pairing (table) and cycle (default: see below)
+    games = 2                     # games per pairing (table) and cycle, or per knockout
+                                  # match (default: see below)
+    rounds = 5                    # Swiss only (default: the most, n - 1 or n for odd n)
+    tiebreaks = 1                 # knockout only: pairs of tie-break games (default 1)
     concurrency = 2               # games at once (default: the number of CPUs)
     openings = "openings.txt"     # start positions, one a line; each played in every seat
     seed = 12345                  # reproducible deals (default: a secret seed per game)
@@ -49,7 +53,10 @@ tournament of three Verdant bots plays 3-player games. With 1 (a solo game) each
 player plays alone and is ranked by mean score, without Elo. ``games`` defaults
 to 1 per pairing (2 per opening) for two seats, and to one game per seat (times
 the openings) at tables of other sizes, where it must be a multiple of the seats
-(see :mod:`tournaments.pairings`). Without ``seed`` every game of chance gets a
+(see :mod:`tournaments.pairings`); a knockout match is 2 games by default
+(:mod:`tournaments.knockout`). A Swiss (:mod:`tournaments.swiss`) and a knockout
+pair each round from the results before it, so their games are not listed in
+advance: :meth:`TournamentConfig.bracket` gives them. Without ``seed`` every game of chance gets a
 secret random seed of its own (recorded in its ``Seed`` tag once it is over): a seed
 a bot could guess would tell it every card still to come. With ``seed``, each game's
 seed is :func:`~referee.games.base.game_seed` of it and the game's index, so a
@@ -102,10 +109,15 @@ from referee.sandbox import (
     parse_cpus,
     parse_limit,
 )
+from tournaments.knockout import Knockout, knockout
 from tournaments.pairings import Schedule, gauntlet, round_robin
+from tournaments.swiss import Swiss, swiss
 
-FORMATS = ("round-robin", "gauntlet")
+FORMATS = ("round-robin", "gauntlet", "swiss", "knockout")
 """The tournament formats."""
+
+PAIRED_FORMATS = ("swiss", "knockout")
+"""The formats whose rounds are paired from the results before them (two seats only)."""
 
 DEFAULT_EVENT = "Tournament"
 """The PGN ``Event`` of a tournament that names none."""
@@ -120,6 +132,8 @@ KEYS = (
     "format",
     "cycles",
     "games",
+    "rounds",
+    "tiebreaks",
     "concurrency",
     "openings",
     "seed",
@@ -219,6 +233,8 @@ class TournamentConfig:
     format: str = "round-robin"
     cycles: int = 1
     games: int | None = None
+    rounds: int | None = None
+    tiebreaks: int | None = None
     concurrency: int = field(default_factory=default_concurrency)
     openings: tuple[str, ...] = ()
     openings_file: Path | None = None
@@ -240,8 +256,12 @@ class TournamentConfig:
             raise ConfigError(f"unknown format {self.format!r} (known: {', '.join(FORMATS)})")
         if self.cycles < 1:
             raise ConfigError(f"cycles must be at least 1, not {self.cycles}")
-        if self.format == "gauntlet" and self.cycles != 1:
-            raise ConfigError("cycles apply to a round-robin, not to a gauntlet")
+        if self.format != "round-robin" and self.cycles != 1:
+            raise ConfigError(f"cycles apply to a round-robin, not to a {self.format}")
+        if self.format != "swiss" and self.rounds is not None:
+            raise ConfigError(f"rounds apply to a swiss, not to a {self.format}")
+        if self.format != "knockout" and self.tiebreaks is not None:
+            raise ConfigError(f"tiebreaks apply to a knockout, not to a {self.format}")
         if self.games is not None and self.games < 1:
             raise ConfigError(f"games per pairing must be at least 1, not {self.games}")
         if self.concurrency < 1:
@@ -250,7 +270,8 @@ class TournamentConfig:
             raise ConfigError(f"seed must be from {-MAX_SEED} to {MAX_SEED}, not {self.seed}")
         self._check_game()
         try:
-            self.schedule()
+            if self.bracket() is None:
+                self.schedule()
         except RefereeError as error:
             raise ConfigError(str(error)) from None
 
@@ -275,6 +296,8 @@ class TournamentConfig:
             raise ConfigError(
                 f"tables of {seats} need at least {seats} players, not {len(self.players)}"
             )
+        if self.format in PAIRED_FORMATS and seats != 2:
+            raise ConfigError(f"a {self.format} is for games of two seats, not {seats}")
         try:
             options = self.rule_options
             game.start(GameSettings(players=seats, options=options))
@@ -312,13 +335,34 @@ class TournamentConfig:
         return game_seed(self.seed, index)
 
     def schedule(self) -> Schedule:
-        """Every game of the tournament, in index order (the same on every run), made lazily."""
+        """Every game of a round-robin or gauntlet, in index order (the same on every run),
+        made lazily. A Swiss or knockout has none: see :meth:`bracket`."""
+        if self.format in PAIRED_FORMATS:
+            raise ConfigError(f"a {self.format} has no fixed schedule: its rounds follow results")
         openings = list(self.openings) or None
         if self.format == "gauntlet":
             return gauntlet(self.names, seats=self.seats, games=self.games, openings=openings)
         return round_robin(
             self.names, seats=self.seats, cycles=self.cycles, games=self.games, openings=openings
         )
+
+    def bracket(self) -> Swiss | Knockout | None:
+        """The Swiss or knockout whose rounds are paired from the stored results (game numbers
+        fixed in advance, :attr:`~tournaments.swiss.Swiss.length` of them at most), or
+        ``None`` for a format with a fixed :meth:`schedule`."""
+        openings = list(self.openings) or None
+        if self.format == "swiss":
+            most = len(self.players) - 1 + len(self.players) % 2
+            rounds = most if self.rounds is None else self.rounds
+            return swiss(self.names, rounds=rounds, games=self.games, openings=openings)
+        if self.format == "knockout":
+            return knockout(
+                self.names,
+                games=2 if self.games is None else self.games,
+                tiebreaks=1 if self.tiebreaks is None else self.tiebreaks,
+                openings=openings,
+            )
+        return None
 
     def match_config(self) -> MatchConfig:
         """The settings every game of the tournament is played with."""
@@ -369,6 +413,11 @@ class TournamentConfig:
         game = get_game(self.game)
         if game.min_players != game.max_players:
             snapshot["players_per_table"] = self.seats
+        bracket = self.bracket()
+        if isinstance(bracket, Swiss):
+            snapshot["rounds"] = bracket.rounds
+        elif isinstance(bracket, Knockout):
+            snapshot["tiebreaks"] = bracket.tiebreaks
         return json.dumps(snapshot, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -467,6 +516,8 @@ def _build(values: Mapping[str, Any]) -> TournamentConfig:
         "format",
         "cycles",
         "games",
+        "rounds",
+        "tiebreaks",
         "concurrency",
         "seed",
     ):
@@ -507,7 +558,15 @@ _KINDS: dict[str, tuple[tuple[type, ...], str]] = {
     **{key: ((str,), "a string") for key in ("event", "game", "format", "openings", "output")},
     **{
         key: ((int,), "a whole number")
-        for key in ("players_per_table", "cycles", "games", "concurrency", "seed")
+        for key in (
+            "players_per_table",
+            "cycles",
+            "games",
+            "rounds",
+            "tiebreaks",
+            "concurrency",
+            "seed",
+        )
     },
     **{key: ((int, float), "a number of seconds") for key in ("startup", "margin")},
     "tc": ((str, int, float), 'a time control such as "10+0.1"'),
@@ -655,11 +714,21 @@ def _command_from_table(table: Mapping[str, Any]) -> BotCommand:
     )
 
 
+MAX_OPENINGS_BYTES = 16 << 20
+"""The largest openings file read (a hundred thousand positions and more)."""
+
+
 def read_openings(path: Path) -> tuple[str, ...]:
     """The start positions in an openings file: one a line; blank and ``#`` lines skipped
     (a tournament's ``openings``, ``referee match --openings``)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as file:
+            data = file.read(MAX_OPENINGS_BYTES + 1)
+        if len(data) > MAX_OPENINGS_BYTES:
+            raise ConfigError(
+                f"openings file {os.fspath(path)} is larger than {MAX_OPENINGS_BYTES >> 20} MiB"
+            )
+        text = data.decode("utf-8")
     except OSError as error:
         raise ConfigError(
             f"cannot read openings file {os.fspath(path)}: {error.strerror or error}"

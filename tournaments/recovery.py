@@ -6,7 +6,9 @@ truncated or left without its WAL, a disk that filled up, a file edited by hand.
 :func:`open_records` opens the store of a tournament and reconciles the two:
 
 - every row of the store is judged: its players (in seat order), round, event,
-  game, time control, seed and number must be those of its pairing in the schedule,
+  game, time control, seed and number must be those of its pairing in the schedule
+  (for a Swiss or knockout, the pairings that the stored games imply: round 1's,
+  then each round that the games of the rounds before it pair, as the run does),
   its columns (result, places, scores, termination, decisions) must agree with its
   PGN text, and its decisions must replay to its result under the rules
   (:func:`referee.replay.verify`); the PGN file, when it holds exactly the store's
@@ -40,7 +42,7 @@ import os
 import re
 import shutil
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,6 +60,7 @@ from referee.pgn import (
 )
 from referee.replay import verify
 from tournaments.config import TournamentConfig
+from tournaments.knockout import Knockout
 from tournaments.pairings import Pairing
 from tournaments.store import (
     DATABASE,
@@ -74,6 +77,7 @@ from tournaments.store import (
     set_aside,
     storable,
 )
+from tournaments.swiss import Finished, Swiss
 
 NUMBER_TAG = "GameNumber"
 """The PGN tag holding a tournament game's 1-based number in the schedule."""
@@ -176,7 +180,13 @@ class _Reconciler:
         self.store = store
         self.read_only = read_only
         self.kept_aside = kept_aside
-        self.schedule = config.schedule()
+        self.bracket = config.bracket()
+        self.schedule = config.schedule() if self.bracket is None else None
+        self.implied: dict[int, Pairing] = {}
+        """A Swiss's or knockout's pairings by game number, as the stored games imply them."""
+        if self.bracket is not None:
+            rows = (row for _, row in store.rows() if row is not None)
+            self.implied = _implied_pairings(self.bracket, rows)
         self.pgn_path = config.output / PGN
         self._by_digest: dict[int, int] | None = None
         self.good: dict[int, int] = {}
@@ -310,6 +320,9 @@ class _Reconciler:
     def _judge_pgn(self) -> _Pgn:
         """Judge every game of the PGN file against the schedule, the rules and the store."""
         pgn = _Pgn()
+        if self.bracket is not None:  # the PGN's games may pair rounds the store has lost
+            rows = [row for _, row in self.store.rows() if row is not None]
+            self.implied = _implied_pairings(self.bracket, [*rows, *self._pgn_results()])
         last: tuple[str, bool] | None = None  # the last game's problem, and if it is foreign
         for number, entry in enumerate(_read_pgn(self.pgn_path), start=1):
             pgn.games += 1
@@ -374,7 +387,20 @@ class _Reconciler:
             self._by_digest = {digest: index for index, digest in self.good.items()}
         return self._by_digest.get(_digest(record))
 
+    def _pgn_results(self) -> Iterator[_Result]:
+        """The number, players and places of each finished game of the PGN file that has
+        them (judged later)."""
+        for entry in _read_pgn(self.pgn_path):
+            if isinstance(entry, PgnError) or (index := self._index_of(entry)) is None:
+                continue
+            players = seat_players(entry.tags)
+            places = result_places(entry.result, len(players))
+            if places is not None:
+                yield _Result(index, players, places)
+
     def _pairing(self, index: int) -> Pairing | None:
+        if self.schedule is None:
+            return self.implied.get(index)
         return self.schedule[index] if 0 <= index < len(self.schedule) else None
 
     # --- repairing ------------------------------------------------------------------
@@ -521,3 +547,39 @@ def _keep_copy(path: Path, copy: Path) -> None:
             shutil.copy2(path, copy)
     except OSError as error:
         raise RefereeFault(f"cannot keep a copy of {path}: {error.strerror or error}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class _Result:
+    """A finished game as a Swiss or knockout pairs from it (:class:`Finished`)."""
+
+    index: int
+    players: tuple[str, ...]
+    places: tuple[int, ...]
+
+
+def _implied_pairings(bracket: Swiss | Knockout, games: Iterable[Finished]) -> dict[int, Pairing]:
+    """The pairings, by game number, that ``games`` let a Swiss or knockout make: round 1's,
+    then those the games that fit them pair, again and again; a game that fits no pairing
+    (or one that an earlier game of the same number took) pairs nothing."""
+    waiting: dict[int, list[Finished]] = {}
+    for game in games:
+        waiting.setdefault(game.index, []).append(game)
+    accepted: list[Finished] = []
+    while True:
+        if isinstance(bracket, Swiss):
+            due = [p for round_ in bracket.schedule(accepted) for p in round_.pairings]
+        else:
+            due = [p for match in bracket.matches(accepted) for p in match.games]
+        found = []
+        for pairing in due:
+            fits = (
+                game
+                for game in waiting.pop(pairing.index, ())
+                if tuple(game.players) == pairing.players and len(game.places) == 2
+            )
+            if (fit := next(fits, None)) is not None:
+                found.append(fit)
+        if not found:
+            return {pairing.index: pairing for pairing in due}
+        accepted += found

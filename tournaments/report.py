@@ -11,12 +11,18 @@ import csv
 import io
 import json
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from rich.table import Table
 from rich.text import Text
 
+from tournaments.knockout import Match
 from tournaments.ratings import EloDifference, PlayerRating, RatingTable
+from tournaments.swiss import Standing
+
+Outcome = tuple[Standing, ...] | tuple[Match, ...] | None
+"""What a format adds to the ratings: a Swiss's standings, a knockout's matches, or nothing."""
 
 COLUMNS = (
     "rank",
@@ -169,7 +175,84 @@ def _player_fields(row: PlayerRating) -> dict[str, Any]:
     }
 
 
-def to_json(table: RatingTable) -> str:
+def swiss_table(standings: Sequence[Standing], *, title: str | None = None) -> Table:
+    """A Swiss's standings as a rich table: rank, name, points, Buchholz, games, byes and
+    colours (``W``, ``B``, ``-`` per round)."""
+    view = Table(title=title)
+    view.add_column("#", justify="right")
+    view.add_column("Player")
+    for heading in ("Points", "Buchholz", "Games", "Byes", "Colours"):
+        view.add_column(heading, justify="right")
+    for row in standings:
+        view.add_row(
+            str(row.rank),
+            Text(row.name),
+            format_points(row.points),
+            format_points(row.buchholz),
+            str(row.played),
+            str(row.byes),
+            row.colours,
+        )
+    return view
+
+
+def bracket_lines(matches: Sequence[Match]) -> list[str]:
+    """A knockout's matches, one line each, then the winner: ``Round 1: a 1½ - ½ b (a)``,
+    a bye as ``Round 1: a (bye)``, a match not yet decided with ``…``."""
+    lines = []
+    for match in matches:
+        first, second = match.players
+        if match.round == 1 and (first is None or second is None):
+            lines.append(f"Round {match.round}: {first or second} (bye)")
+            continue
+        points = " - ".join(format_points(p) for p in match.points) if match.games else "-"
+        lines.append(
+            f"Round {match.round}: {first or '?'} {points} {second or '?'} ({match.winner or '…'})"
+        )
+    winner = matches[-1].winner if matches else None
+    lines.append(f"Winner: {winner}" if winner else "Winner: not decided yet")
+    return lines
+
+
+def _outcome_fields(outcome: Outcome) -> dict[str, Any]:
+    """The JSON of a Swiss's standings or a knockout's bracket (see :func:`to_json`)."""
+    if not outcome:
+        return {}
+    if isinstance(outcome[0], Standing):
+        return {
+            "swiss": [
+                {
+                    "rank": row.rank,
+                    "name": row.name,
+                    "points": row.points,
+                    "buchholz": row.buchholz,
+                    "games": row.played,
+                    "byes": row.byes,
+                    "colours": row.colours,
+                }
+                for row in outcome
+                if isinstance(row, Standing)
+            ]
+        }
+    matches = [match for match in outcome if isinstance(match, Match)]
+    return {
+        "knockout": {
+            "winner": matches[-1].winner,
+            "matches": [
+                {
+                    "round": match.round,
+                    "players": list(match.players),
+                    "points": list(match.points),
+                    "games": len(match.games),
+                    "winner": match.winner,
+                }
+                for match in matches
+            ],
+        }
+    }
+
+
+def to_json(table: RatingTable, outcome: Outcome = None) -> str:
     """The table as JSON: players best first, how the scale was fixed, and the crosstable.
 
     ``{"players": [{"rank", "name", "elo", "error", "games", "wins", "draws",
@@ -183,6 +266,13 @@ def to_json(table: RatingTable) -> str:
     the game's own unit (Verdant: points), ``mean_place`` 1 for the best; ``error``
     is the 95% half-width; ``elo``, ``error`` and ``los_next`` are null for solo
     games, ``los_next`` also for the last player, and the means with no game.
+
+    A Swiss adds ``"swiss": [{"rank", "name", "points", "buchholz", "games",
+    "byes", "colours"}, …]`` (its standings after the complete rounds: points, then
+    Buchholz, then seed); a knockout adds ``"knockout": {"winner": name or null,
+    "matches": [{"round", "players", "points", "games", "winner"}, …]}`` (every
+    match of the bracket, round by round; a player not known yet, or a bye's
+    empty slot, is null; ``games`` counts those due so far).
     """
     document = {
         "players": [_player_fields(row) for row in table.players],
@@ -203,6 +293,7 @@ def to_json(table: RatingTable) -> str:
             }
             for row in table.players
         },
+        **_outcome_fields(outcome),
     }
     return json.dumps(document, indent=2, ensure_ascii=False)
 

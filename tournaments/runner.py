@@ -80,13 +80,15 @@ from referee.preflight import preflight
 from referee.process import BotCommand, stop_leftovers
 from referee.untrusted import clip, printable
 from tournaments.config import TournamentConfig
+from tournaments.knockout import Knockout
 from tournaments.pairings import Pairing
 from tournaments.progress import Progress
 from tournaments.ratings import Kind, Played, RatingError, RatingTable, TableResult, rate
 from tournaments.recovery import numbered, open_records
-from tournaments.report import to_csv, to_json
+from tournaments.report import Outcome, to_csv, to_json
 from tournaments.site import complete_site, update_site
 from tournaments.store import DATABASE, PGN, ResultStore, append_pgn
+from tournaments.swiss import Finished, Swiss
 
 RATINGS_JSON = "ratings.json"
 RATINGS_CSV = "ratings.csv"
@@ -104,6 +106,7 @@ __all__ = [
     "TournamentError",
     "TournamentStopped",
     "concurrency_limit",
+    "outcome_of",
     "ratings_for_pgn",
     "run_tournament",
 ]
@@ -250,13 +253,34 @@ class _Run:
         noted = dataclasses.replace(match.sandbox, ledger=config.output / BOT_PIDS)
         self.match = dataclasses.replace(match, sandbox=noted)
         self.commands: Mapping[str, BotCommand] = {p.name: p.command for p in config.players}
-        self.schedule = config.schedule()
-        self.total = len(self.schedule)
+        self.bracket = config.bracket()
         done = store.done_indices()
         self.finished = len(done)
-        # Lazily: a schedule of a trillion games must not be listed.
-        self._unplayed = (pairing for pairing in self.schedule if pairing.index not in done)
         self._window: list[Pairing] = []
+        if self.bracket is None:
+            schedule = config.schedule()
+            self.total = len(schedule)
+            self._first = schedule[0]
+            # Lazily: a schedule of a trillion games must not be listed.
+            self._unplayed: Iterator[Pairing] = (p for p in schedule if p.index not in done)
+        else:
+            # Every game number the format may use: an upper bound (a knockout's unneeded
+            # tie-breaks, and the games of its byes, are never played).
+            self.total = self.bracket.length
+            self._first = self.bracket.pending(())[0]
+            self._unplayed = iter(())
+        self.played: list[Finished] = (
+            []  # a round-robin's schedule needs no results (nor every stored record read)
+            if self.bracket is None
+            else [_Finished(game.index, game.players, game.places) for game in store.games()]
+        )
+        """A Swiss's or knockout's finished games (the store's, then this run's), which pair
+        the next rounds."""
+        self._running: set[int] = set()
+        """The games being played now (a Swiss or knockout: none is offered twice)."""
+        self._game_over = trio.Event()
+        """Set (and replaced) whenever a game is saved: a worker waiting for the next round
+        looks again."""
         self.results: list[Played] = list(store.results())
         seats = config.seats
         # Two seats: as the games say (Ivy's 1/½/0, or points).
@@ -272,9 +296,31 @@ class _Run:
         """The ratings from the games finished so far (every player listed)."""
         return rate(self.results, players=self.config.names, kind=self.kind)
 
+    def complete(self) -> bool:
+        """Whether every game is played: the whole schedule, or the Swiss or knockout's
+        last round."""
+        if isinstance(self.bracket, Swiss):
+            return self.bracket.finished(self.played)
+        if isinstance(self.bracket, Knockout):
+            return self.bracket.winner(self.played) is not None
+        return self.finished >= self.total
+
+    def site_total(self) -> int:
+        """The games the site says the tournament holds: the schedule's, or for a finished
+        Swiss or knockout those played (while it runs, :attr:`total`, an upper bound)."""
+        return self.finished if self.bracket is not None and self.complete() else self.total
+
+    def outcome(self) -> Outcome:
+        """What the format adds to the ratings: a Swiss's standings, a knockout's bracket."""
+        if isinstance(self.bracket, Swiss):
+            return self.bracket.standings(self.played)
+        if isinstance(self.bracket, Knockout):
+            return self.bracket.matches(self.played)
+        return None
+
     def show(self) -> RatingTable:
         """The ratings of a finished tournament, writing nothing (a read-only directory)."""
-        if self.finished < self.total:
+        if not self.complete():
             raise TournamentError(
                 f"the tournament in {self.config.output} has {self.finished} of {self.total}"
                 " games played and its directory is read-only: make it writable to resume it"
@@ -294,13 +340,13 @@ class _Run:
             standings=self.standings(),
         )
         try:
-            complete_site(self.config.output, self.store, total=self.total)
+            complete_site(self.config.output, self.store, total=self.site_total())
         except OSError as error:
             raise RefereeFault(f"{_describe(error)}; the site is rebuilt at the next run") from None
-        if self.finished < self.total:
+        if not self.complete():
             await self._play_pending()
         table = self.standings()
-        _write_ratings(self.config.output, table)
+        _write_ratings(self.config.output, table, self.outcome())
         return table
 
     async def _play_pending(self) -> None:
@@ -314,7 +360,7 @@ class _Run:
                     self.config.names,
                     self._player_maker(None),
                     self.match,
-                    start=self.schedule[0].opening,
+                    start=self._first.opening,
                     at_once=max(2, self.config.seats) * workers,
                 )
                 self.store.save_config(self.config.to_json())
@@ -396,7 +442,7 @@ class _Run:
         bots: dict[str, BotPlayer] = {}
         async with trio.open_nursery() as nursery:
             holding: tuple[str, ...] = ()
-            while (pairing := self._take(holding)) is not None:
+            while (pairing := await self._next(holding)) is not None:
                 holding = pairing.players
                 await _close_all(bot for name, bot in bots.items() if name not in holding)
                 for name in holding:
@@ -422,6 +468,14 @@ class _Run:
                 self._save(pairing, result)
             await _close_all(bots.values())
 
+    async def _next(self, holding: tuple[str, ...]) -> Pairing | None:
+        """The next game for a worker (``None`` when none are left). In a Swiss or knockout,
+        a worker that finds no game to play while others are still being played waits
+        until one of them is saved, since it may pair the next round."""
+        while (pairing := self._take(holding)) is None and self._running:
+            await self._game_over.wait()
+        return pairing
+
     def _take(self, holding: tuple[str, ...]) -> Pairing | None:
         """The next game for a worker whose bots are ``holding`` (``None`` when none are left).
 
@@ -430,7 +484,11 @@ class _Run:
         processes are reused rather than restarted.
         """
         window = self._window
-        window.extend(_take_up_to(self._unplayed, len(self.config.players) - len(window)))
+        if self.bracket is None:
+            window.extend(_take_up_to(self._unplayed, len(self.config.players) - len(window)))
+        else:  # the games paired now, from the results (the truth), not being played
+            pending = self.bracket.pending(self.played)
+            window[:] = [p for p in pending if p.index not in self._running]
         if not window:
             return None
         held = set(holding)
@@ -439,7 +497,10 @@ class _Run:
             pairing = window[place]
             return len(set(pairing.players) & held), -place
 
-        return window.pop(max(range(len(window)), key=reuse))
+        pairing = window.pop(max(range(len(window)), key=reuse))
+        if self.bracket is not None:
+            self._running.add(pairing.index)
+        return pairing
 
     @trio.lowlevel.enable_ki_protection  # Ctrl-C waits until the game is wholly saved
     def _save(self, pairing: Pairing, result: GameResult) -> None:
@@ -478,19 +539,24 @@ class _Run:
             pgn=text,
         )
         self.results.append(TableResult(pairing.players, ending.places, ending.scores))
+        if self.bracket is not None:
+            self.played.append(_Finished(pairing.index, pairing.players, ending.places))
         self.finished += 1
+        self._running.discard(pairing.index)
+        self._game_over.set()
+        self._game_over = trio.Event()
         standings = self.standings()
         try:
             if recorded:
                 append_pgn(output / PGN, text)
-            _write_ratings(output, standings)
+            _write_ratings(output, standings, self.outcome())
             now = trio.current_time()
-            index_page = self.finished == self.total or now >= self._site_at + SITE_TICK
+            index_page = self.complete() or now >= self._site_at + SITE_TICK
             update_site(
                 output,
                 self.store,
                 pairing.index,
-                total=self.total,
+                total=self.site_total(),
                 standings=standings,
                 index_page=index_page,
             )
@@ -502,6 +568,27 @@ class _Run:
                 " and the next run rewrites the files made from it"
             ) from None
         self.progress.game_finished(pairing, result, standings)
+
+
+@dataclass(frozen=True, slots=True)
+class _Finished:
+    """A finished game, as a Swiss or knockout pairs the next rounds from it
+    (:class:`~tournaments.swiss.Finished`)."""
+
+    index: int
+    players: tuple[str, ...]
+    places: tuple[int, ...]
+
+
+def outcome_of(config: TournamentConfig) -> Outcome:
+    """The Swiss standings or knockout bracket of the tournament stored in ``config.output``
+    (``None`` for another format), from its results store."""
+    bracket = config.bracket()
+    if bracket is None:
+        return None
+    with ResultStore.open(config.output / DATABASE, read_only=True) as store:
+        played = [_Finished(game.index, game.players, game.places) for game in store.games()]
+    return bracket.standings(played) if isinstance(bracket, Swiss) else bracket.matches(played)
 
 
 def _take_up_to(items: Iterator[Pairing], count: int) -> list[Pairing]:
@@ -557,9 +644,10 @@ def _next_run_directory(logs: Path) -> Path:
     return logs / f"run-{max(used, default=0) + 1}"
 
 
-def _write_ratings(output: Path, table: RatingTable) -> None:
-    """Write ``ratings.json`` and ``ratings.csv`` into ``output``, each atomically."""
-    _write_atomically(output / RATINGS_JSON, to_json(table) + "\n")
+def _write_ratings(output: Path, table: RatingTable, outcome: Outcome = None) -> None:
+    """Write ``ratings.json`` (with a Swiss's or knockout's ``outcome``) and ``ratings.csv``
+    into ``output``, each atomically."""
+    _write_atomically(output / RATINGS_JSON, to_json(table, outcome) + "\n")
     _write_atomically(output / RATINGS_CSV, to_csv(table))
 
 

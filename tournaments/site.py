@@ -34,6 +34,7 @@ from typing import Any
 from referee.errors import RecordError, RefereeError
 from referee.games import get_game
 from referee.pgn import PgnError, read_games
+from referee.untrusted import clip, printable
 from referee.viewer import game_page, static_page, write_atomically
 from tournaments.ratings import PlayerRating, RatingTable, rate
 from tournaments.report import format_points
@@ -417,7 +418,7 @@ def _game_list(tournament: _Tournament, games: Sequence[GameRecord]) -> str:
         f'<td class="num">{_game_link(game)}</td>'
         f'<td class="players">{_players_cell(tournament, game)}</td>'
         f'<td class="result">{escape(game.result)}</td>'
-        f"<td>{escape(game.termination)}: {escape(game.reason)}</td>"
+        f"<td>{escape(game.termination)}: {escape(clip(printable(game.reason)))}</td>"
         f'<td class="num">{game.plies}</td>'
         "</tr>"
         for game in games
@@ -476,7 +477,7 @@ def _player_games(tournament: _Tournament, table: RatingTable, games: Sequence[G
             items.append(
                 f"<li>Game {_game_link(game)} as {escape(tournament.seat(seat))}{against}:"
                 f' <span class="{kind}">{escape(words)}</span> ({escape(game.result)},'
-                f" {escape(game.reason)})</li>"
+                f" {escape(clip(printable(game.reason)))})</li>"
             )
         listing = "<ol>" + "".join(items) + "</ol>" if items else "<p>No game yet.</p>"
         parts.append(

@@ -17,6 +17,7 @@ choke cuts off.
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Callable
 from typing import NoReturn
@@ -66,6 +67,12 @@ _COLUMN_MASK_OF: tuple[int, ...] = tuple(COLUMN_MASKS[column] for column in COLU
 _ROW_CELLS: dict[int, tuple[Cell, ...]] = {
     row: tuple(c for c in range(len(ROW_OF)) if ROW_OF[c] == row) for row in ROW_SPANS
 }
+# The §6 board of a list with one character per cell and a "/" after the last: its
+# items in writing order (rows 12 down to 1, "/" between them), fetched in one call.
+_SLASH = len(ROW_OF)
+_NOTATION_ORDER = operator.itemgetter(
+    *[item for row in range(12, 0, -1) for item in (_SLASH, *_ROW_CELLS[row])][1:]
+)
 
 # --- mask algorithms -------------------------------------------------------------
 
@@ -417,7 +424,7 @@ class Position:
     # -- notation (spec §6) -------------------------------------------------------
 
     def __str__(self) -> str:
-        chars = ["."] * len(CELL_NAMES)
+        chars = ["."] * len(CELL_NAMES) + ["/"]
         leaves = self._leaves
         for mask, plain, leafy in (
             (GLASS, "#", "#"),
@@ -429,7 +436,7 @@ class Position:
         ):
             for cell in iter_cells(mask):
                 chars[cell] = leafy if leaves >> cell & 1 else plain
-        rows = "/".join("".join(chars[c] for c in _ROW_CELLS[row]) for row in range(12, 0, -1))
+        rows = "".join(_NOTATION_ORDER(chars))
         mover = "p" if self._turn % 2 == 0 else "g"
         return f"{rows} {mover} {self._green_sun} {self._purple_sun} {self._turn}"
 
