@@ -161,6 +161,9 @@ class ClockAnnotation:
     elapsed_ms: int | None = None
 
     def __str__(self) -> str:
+        clock, elapsed = self.clock_ms, self.elapsed_ms
+        if clock is not None and elapsed is not None:  # every turn the referee records
+            return f"[%clk {_format_hms(clock)}] [%emt {_format_hms(elapsed)}]"
         parts = []
         if self.clock_ms is not None:
             parts.append(f"[%clk {_format_hms(self.clock_ms)}]")
@@ -209,8 +212,9 @@ def _format_hms(ms: int) -> str:
     hours, rest = divmod(ms, 3_600_000)
     minutes, rest = divmod(rest, 60_000)
     whole, fraction = divmod(rest, 1000)
-    seconds = f"{whole:02d}.{fraction:03d}".rstrip("0").rstrip(".")
-    return f"{hours}:{minutes:02d}:{seconds}"
+    if fraction:  # only its trailing zeros go (there is a non-zero digit before them)
+        return f"{hours}:{minutes:02d}:{whole:02d}.{fraction:03d}".rstrip("0")
+    return f"{hours}:{minutes:02d}:{whole:02d}"
 
 
 def _duration_ms(hours: str | None, minutes: str | None, seconds: str, fraction: str | None) -> int:

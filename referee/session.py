@@ -34,7 +34,7 @@ import dataclasses
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from protocol.messages import (
     ERROR_CODES,
@@ -136,13 +136,13 @@ class Ending:
         return result_token(self.places, self.scores)
 
 
-@dataclass(frozen=True, slots=True)
-class _Played:
+class _Played(NamedTuple):
     """A decision accepted into the game (``actor`` is a seat or ``CHANCE``).
 
     ``observed`` holds, per seat, the decision as that seat sees it (``None``: it
     learns nothing of it; the actor's own entry is ``None`` too). ``elapsed`` and
-    ``remaining`` are ``None`` for chance, which has no clock.
+    ``remaining`` are ``None`` for chance, which has no clock. A named tuple, not a
+    frozen dataclass: one is made every turn, and this is twice as fast to make.
     """
 
     actor: int
@@ -225,7 +225,11 @@ class GameSession:
         self._told = [0] * len(players)  # per seat: how many decisions it has been told of
         self._drew = False  # whether chance decided anything (the record then keeps the seed)
         self._asked: int | None = None
+        self._deciding: int | None = None  # who decides in ``state``: set once per state
         self.ending: Ending | None = None
+        # What every turn request says of the time control, which does not change.
+        self._increment_ms = _ms(control.increment)
+        self._per_turn_ms = None if control.per_turn is None else _ms(control.per_turn)
         self._settle()
 
     # --- what the seats are told --------------------------------------------------
@@ -261,7 +265,7 @@ class GameSession:
         """The seat that must decide next, or ``None`` once the game is over."""
         if self.ending is not None:
             return None
-        return self.game.to_decide(self.state)
+        return self._deciding
 
     def next_request(self, request_id: int) -> Request:
         """The request for the seat that decides next (see :attr:`deciding`)."""
@@ -278,8 +282,8 @@ class GameSession:
             view=self.codec.view_raw(view),
             clock=ClockInfo(
                 remaining_ms=_ms(clock.remaining(seat)),
-                increment_ms=_ms(self.control.increment),
-                per_turn_ms=None if self.control.per_turn is None else _ms(self.control.per_turn),
+                increment_ms=self._increment_ms,
+                per_turn_ms=self._per_turn_ms,
                 last_turn_ms=None if last is None else _ms(last),
             ),
             opponents_clock_ms=tuple(
@@ -447,8 +451,13 @@ class GameSession:
         )
 
     def _settle(self) -> None:
-        """Draw chance's decisions until a seat must decide, or end the game if it is over."""
+        """Draw chance's decisions until a seat must decide, or end the game if it is over.
+
+        The state changes only here (after ``_accept``), so this is where it is judged,
+        once: :attr:`deciding` keeps the answer instead of asking the rules again.
+        """
         game = self.game
+        self._deciding = None
         while self.ending is None:
             outcome: Outcome | None = game.outcome(self.state)
             if outcome is not None:
@@ -460,7 +469,9 @@ class GameSession:
                     breakdown=outcome.breakdown,
                 )
                 return
-            if game.to_decide(self.state) != CHANCE:
+            seat = game.to_decide(self.state)
+            if seat != CHANCE:
+                self._deciding = seat
                 return
             self._drew = True
             self._accept(CHANCE, self._chance.draw(game, self.state), None)

@@ -52,6 +52,7 @@ from referee.games.verdant.state import (
     SIMPLIFIED,
     Home,
     VerdantState,
+    cells_of,
 )
 from referee.games.verdant.steps import Decision, Grow, Pick, Place, Reveal, Setup, Step, Store, Use
 
@@ -71,15 +72,6 @@ VERDANCY_POINT: Final = 0.5
 """What one verdancy on an incomplete plant scores at the end (1 point per 2, V6)."""
 
 
-def _cells(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
-
-
 class _Home:
     """One seat's home as the fast policy reads it, with the numbers of its turn."""
 
@@ -92,7 +84,7 @@ class _Home:
         self.motifs = {TOKEN_MOTIF[item] for item in home.items if item >= 0}
         self.plant_colours: set[int] = set()
         self.room_colours: set[int] = set()
-        for cell in _cells(home.occupied):
+        for cell in cells_of(home.occupied):
             if IS_PLANT_CELL[cell]:
                 self.plant_colours.add(PLANT_COLOUR[home.cards[cell]])
             else:
@@ -180,7 +172,7 @@ class _Home:
     def growing(self) -> list[int]:
         """The cells of the incomplete plants."""
         home = self.home
-        return _cells(home.occupied & PLANT_CELLS_MASK & ~home.complete)
+        return cells_of(home.occupied & PLANT_CELLS_MASK & ~home.complete)
 
     def use(self, token: int) -> tuple[float, tuple[tuple[int, int], ...]]:
         """The best use of ``token`` in the home: what it gains, and where (``()``: none)."""
@@ -189,7 +181,7 @@ class _Home:
         if token < FIRST_NURTURE:
             new_motif = self.motif_gain(token)
             colour = TOKEN_COLOUR[token]
-            for room in _cells(home.occupied & ROOM_CELLS_MASK):
+            for room in cells_of(home.occupied & ROOM_CELLS_MASK):
                 if home.items[room] >= 0:
                     continue
                 gain = float(new_motif)
@@ -217,7 +209,7 @@ class _Home:
             gain = sum(self.grow(c, 1) for c in ranked)
             return gain, tuple((CELL_X[c], CELL_Y[c]) for c in ranked)
         assert token == WATERING_CAN
-        for room in _cells(home.occupied & ROOM_CELLS_MASK):
+        for room in cells_of(home.occupied & ROOM_CELLS_MASK):
             gain = sum(
                 self.grow(neighbour, 1)
                 for _, neighbour in NEIGHBOURS[room]
@@ -247,7 +239,7 @@ def _side(state: VerdantState, rng: random.Random) -> Decision:
 
 
 def _origin(home: Home) -> int:
-    return _cells(home.occupied & PLANT_CELLS_MASK)[0]
+    return cells_of(home.occupied & PLANT_CELLS_MASK)[0]
 
 
 def fast_decision(state: VerdantState, rng: random.Random) -> Decision:
@@ -260,7 +252,7 @@ def fast_decision(state: VerdantState, rng: random.Random) -> Decision:
     token_worth = [0.0 if t < 0 else reader.use(t)[0] for t in market.tokens]
     best_value, best = -1.0, None
     for plant in (True, False):
-        spots = _cells(rules.legal_spots(mine.home, plant))
+        spots = cells_of(rules.legal_spots(mine.home, plant))
         if not spots:
             continue
         cards, thumbs = (
@@ -316,7 +308,7 @@ def _grows(state: VerdantState) -> list[Step]:
     home, thumbs = mine.home, mine.thumbs
     ready = [
         cell
-        for cell in _cells(home.occupied & PLANT_CELLS_MASK & ~home.complete)
+        for cell in cells_of(home.occupied & PLANT_CELLS_MASK & ~home.complete)
         if home.verdancy[cell] + 1 >= PLANT_NEEDS[home.cards[cell]]
     ]
     ready.sort(key=lambda cell: -PLANT_POINTS[home.cards[cell]])

@@ -69,7 +69,7 @@ class IvyGame:
 
     def to_decide(self, state: IvyState) -> int | None:
         """The seat of the player to move, or ``None`` once the game is over."""
-        if self.outcome(state) is not None:
+        if _over(state):
             return None
         return int(state.position.to_move)
 
@@ -88,8 +88,7 @@ class IvyGame:
     def apply(self, state: IvyState, seat: int, decision: Turn) -> IvyState:
         """The state after ``seat`` plays the turn ``decision``; raises ``IllegalDecision``."""
         position = state.position
-        outcome = self.outcome(state)
-        if outcome is not None:
+        if _over(state) and (outcome := self.outcome(state)) is not None:
             raise IllegalDecision(f"turn {position.turn}: the game is over ({outcome.reason})")
         mover = position.to_move
         if seat != mover:
@@ -109,7 +108,11 @@ class IvyGame:
         return state.position.turn
 
     def outcome(self, state: IvyState) -> Outcome | None:
-        """A draw once the turn limit is played (checked first, C5), or a win at Feed."""
+        """A draw once the turn limit is played (checked first, C5), or a win at Feed.
+
+        It is made once per position, by the session; the questions asked of every
+        turn (:meth:`to_decide`, :meth:`apply`) only ask :func:`_over`.
+        """
         position = state.position
         if position.turn > state.turn_limit:
             return Outcome(
@@ -141,3 +144,9 @@ class IvyGame:
     def settings_tags(self, state: IvyState) -> Mapping[str, str]:
         """The PGN tags recording the rule settings: the turn limit."""
         return {"TurnLimit": str(state.turn_limit)}
+
+
+def _over(state: IvyState) -> bool:
+    """Whether :meth:`IvyGame.outcome` has one for ``state``, without making it (cheaper)."""
+    position = state.position
+    return position.turn > state.turn_limit or position.winner_at_feed() is not None

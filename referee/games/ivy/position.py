@@ -17,7 +17,6 @@ choke cuts off.
 
 from __future__ import annotations
 
-import operator
 import re
 from collections.abc import Callable
 from typing import NoReturn
@@ -67,11 +66,16 @@ _COLUMN_MASK_OF: tuple[int, ...] = tuple(COLUMN_MASKS[column] for column in COLU
 _ROW_CELLS: dict[int, tuple[Cell, ...]] = {
     row: tuple(c for c in range(len(ROW_OF)) if ROW_OF[c] == row) for row in ROW_SPANS
 }
-# The §6 board of a list with one character per cell and a "/" after the last: its
-# items in writing order (rows 12 down to 1, "/" between them), fetched in one call.
-_SLASH = len(ROW_OF)
-_NOTATION_ORDER = operator.itemgetter(
-    *[item for row in range(12, 0, -1) for item in (_SLASH, *_ROW_CELLS[row])][1:]
+# The §6 board is written rows 12 down to 1, "/" between them. It is built in writing
+# order straight away (the string of every turn request: hot): _NOTATION_AT[cell] is
+# where ``cell``'s character goes, and _NOTATION_BLANK is the board with nothing on
+# it, its glass and its slashes already in place, so only the occupied cells are set.
+_NOTATION_ITEMS: tuple[Cell | None, ...] = tuple(
+    [item for row in range(12, 0, -1) for item in (None, *_ROW_CELLS[row])][1:]
+)
+_NOTATION_AT: tuple[int, ...] = tuple(_NOTATION_ITEMS.index(cell) for cell in range(len(ROW_OF)))
+_NOTATION_BLANK: tuple[str, ...] = tuple(
+    "/" if item is None else "#" if GLASS >> item & 1 else "." for item in _NOTATION_ITEMS
 )
 
 # --- mask algorithms -------------------------------------------------------------
@@ -424,21 +428,21 @@ class Position:
     # -- notation (spec §6) -------------------------------------------------------
 
     def __str__(self) -> str:
-        chars = ["."] * len(CELL_NAMES) + ["/"]
-        leaves = self._leaves
+        chars = list(_NOTATION_BLANK)
+        at, leaves = _NOTATION_AT, self._leaves
         for mask, plain, leafy in (
-            (GLASS, "#", "#"),
             (self._green, "g", "G"),
             (self._purple, "p", "P"),
             (self._withering, "w", "W"),
             (self._dead1, "1", "1"),
             (self._dead2, "2", "2"),
         ):
-            for cell in iter_cells(mask):
-                chars[cell] = leafy if leaves >> cell & 1 else plain
-        rows = "".join(_NOTATION_ORDER(chars))
+            while mask:  # iter_cells inlined: this runs for every turn request
+                low = mask & -mask
+                chars[at[low.bit_length() - 1]] = leafy if leaves & low else plain
+                mask ^= low
         mover = "p" if self._turn % 2 == 0 else "g"
-        return f"{rows} {mover} {self._green_sun} {self._purple_sun} {self._turn}"
+        return f"{''.join(chars)} {mover} {self._green_sun} {self._purple_sun} {self._turn}"
 
     @classmethod
     def from_string(cls, text: str) -> Position:

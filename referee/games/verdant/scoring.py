@@ -30,6 +30,7 @@ from referee.games.verdant.state import (
     SIMPLIFIED,
     Home,
     VerdantState,
+    cells_of,
 )
 
 CATEGORIES: Final = ("plants", "verdancy", "pots", "rooms", "motifs", "colours", "objectives")
@@ -41,15 +42,6 @@ _FIRST_PET: Final = len(FURNITURE)
 _PET_COUNT: Final = len(PETS)
 
 
-def _cells(mask: int) -> list[int]:
-    cells = []
-    while mask:
-        low = mask & -mask
-        cells.append(low.bit_length() - 1)
-        mask ^= low
-    return cells
-
-
 def complete_plants(home: Home) -> int:
     """How many plants of ``home`` are complete (V8's tie-break)."""
     return home.complete.bit_count()
@@ -59,10 +51,10 @@ def objective_points(name: str, home: Home) -> int:
     """The points ``home`` earns for the advanced objective ``name`` (V9)."""
     cards, items = home.cards, home.items
     if name == "collector":
-        return 2 * len({PLANT_COLOUR[cards[c]] for c in _cells(home.complete)})
+        return 2 * len({PLANT_COLOUR[cards[c]] for c in cells_of(home.complete)})
     if name == "big-growers":
-        return 2 * sum(1 for c in _cells(home.complete) if PLANT_NEEDS[cards[c]] >= 5)
-    rooms = [c for c in _cells(home.occupied) if not IS_PLANT_CELL[c]]
+        return 2 * sum(1 for c in cells_of(home.complete) if PLANT_NEEDS[cards[c]] >= 5)
+    rooms = [c for c in cells_of(home.occupied) if not IS_PLANT_CELL[c]]
     if name == "outer-ring":
         min_x, max_x, min_y, max_y = home.bounds
         return sum(
@@ -101,7 +93,7 @@ def home_breakdown(home: Home, variant: int, objectives: tuple[str, ...]) -> Bre
     plant_colours: set[int] = set()
     room_colours: set[int] = set()
     motifs: set[int] = set()
-    for c in _cells(home.occupied):
+    for c in cells_of(home.occupied):
         card = cards[c]
         if IS_PLANT_CELL[c]:
             plant_colours.add(PLANT_COLOUR[card])

@@ -33,6 +33,16 @@ def coord_of(cell: int) -> tuple[int, int]:
     return cell % WIDTH - 4, cell // WIDTH - 2
 
 
+def cells_of(mask: int) -> list[int]:
+    """The grid cells of a home mask (``Home.occupied`` and the like), lowest first."""
+    cells = []
+    while mask:
+        low = mask & -mask
+        cells.append(low.bit_length() - 1)
+        mask ^= low
+    return cells
+
+
 CELL_X: Final = tuple(cell % WIDTH - 4 for cell in range(CELLS))
 CELL_Y: Final = tuple(cell // WIDTH - 2 for cell in range(CELLS))
 IS_PLANT_CELL: Final = tuple((CELL_X[c] + CELL_Y[c]) % 2 == 0 for c in range(CELLS))
