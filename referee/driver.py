@@ -132,32 +132,46 @@ async def _ask(session: GameSession, seats: Sequence[Seat], seat: int) -> None:
         try:
             reply, elapsed = await player.decide(request)
         except BotFault as fault:
-            await _charge(session, seats, {seat: fault})
+            await _charge(session, seats, {seat: fault}, primary=seat)
             return
         error = session.submit(seat, reply, elapsed, forfeit=not player.forgiving)
         if error is None:
             return
         await player.refused(seat, error)
         if session.ending is not None:
+            await _charge_waiting(session, seats)
             return
 
 
 async def _charge(
-    session: GameSession, seats: Sequence[Seat], faults: Mapping[int, BotFault]
+    session: GameSession,
+    seats: Sequence[Seat],
+    faults: Mapping[int, BotFault],
+    *,
+    primary: int | None = None,
 ) -> None:
-    """End the game for the seats at fault and tell each what it did, if it can be told.
-
-    The other seats are looked at first: one that has already crashed (or broken the
-    protocol) while waiting for its turn is at fault in this game too, and must not
-    share the places of those who are still playing.
-    """
-    faults = dict(faults)
-    for seat, player in enumerate(seats):
-        if seat not in faults and (fault := await player.pending_fault(seat)) is not None:
-            faults[seat] = fault
-    errors = session.faults(faults)
+    """End the game for the seats at fault (``primary``: the one asked) and tell each what
+    it did, if it can be told; then :func:`_charge_waiting`."""
+    errors = session.faults(faults, primary=primary)
     for seat, fault in faults.items():
         await seats[seat].forfeited(seat, fault, errors[seat])
+    await _charge_waiting(session, seats)
+
+
+async def _charge_waiting(session: GameSession, seats: Sequence[Seat]) -> None:
+    """Once a fault has ended the game, however it was found: a seat that had already
+    crashed (or broken the protocol) while it waited for its turn is at fault in this
+    game too, and must not share the places of those who are still playing."""
+    ending = session.ending
+    assert ending is not None
+    found: dict[int, BotFault] = {}
+    for seat, player in enumerate(seats):
+        if seat not in ending.faulty_seats and (fault := await player.pending_fault(seat)):
+            found[seat] = fault
+    if found:
+        errors = session.more_faults(found)
+        for seat, fault in found.items():
+            await seats[seat].forfeited(seat, fault, errors[seat])
 
 
 def play_in_process(

@@ -203,19 +203,20 @@ class _Link:
             budget -= len(data)
 
     async def _read_reply(self) -> Ready | TurnReply:
-        """Read until the reply to the pending request; raises the bot's fault instead."""
-        data: bytes | None = None  # first, the lines already read but not judged
+        """Read until the reply to the pending request; raises the bot's fault instead.
+
+        Only for :meth:`ask`, after :meth:`drain` judged every complete line read so far."""
         while True:
-            reply = await self._judge(data)
-            if self.fault is not None:
-                raise self.fault
-            if reply is not None:
-                return reply
             try:
                 data = await self.process.receive_some()
             except BotCrashed as crash:
                 self.fault = await self._crashed(str(crash))
                 raise self.fault from None
+            reply = await self._judge(data)
+            if self.fault is not None:
+                raise self.fault
+            if reply is not None:
+                return reply
 
     async def _judge(self, data: bytes | None) -> Ready | TurnReply | None:
         """Feed ``data`` (``b""`` at the end of the output, ``None`` for nothing new) and
@@ -279,25 +280,27 @@ class _Link:
         if self.fault is not None:
             raise self.fault
         data = self.connection.send(message)
-        # One cancel scope for both steps (a scope costs as much as the rest of a turn):
-        # ``budget`` for the write, then ``budget`` again from the moment it is done.
-        replying = False
-        with trio.move_on_after(budget) as deadline:
-            try:
-                await self.process.send_all(data)
-            except BotCrashed as crash:
-                self._cut = True
-                self.fault = await self._crashed(str(crash))
-                raise self.fault from None
-            started = trio.current_time()
-            deadline.deadline = started + budget
-            replying = True
-            reply = await self._read_reply()
-            return reply, trio.current_time() - started
-        if not replying:
+        # ``budget`` for the write, then ``budget`` again from the moment it is done. The
+        # pipe nearly always takes the whole request at once: then only the reply waits,
+        # under one cancel scope (a scope costs as much as the rest of a turn).
+        try:
+            sent = await self.process.send_nowait(data)
+            if sent < len(data):
+                with trio.move_on_after(budget):
+                    await self.process.send_all(data[sent:])
+                    sent = len(data)
+        except BotCrashed as crash:
+            self._cut = True
+            self.fault = await self._crashed(str(crash))
+            raise self.fault from None
+        if sent < len(data):
             self._cut = True  # part of the request may be in its input: write no more
             self.fault = BotTimeout(f"did not read its input for {budget:.3f} s")
             raise self.fault
+        started = trio.current_time()
+        with trio.move_on_after(budget):
+            reply = await self._read_reply()
+            return reply, trio.current_time() - started
         self.fault = BotTimeout(f"no reply within {budget:.3f} s")
         raise self.fault
 

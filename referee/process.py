@@ -471,17 +471,43 @@ class BotProcess:
         except trio.ClosedResourceError:
             raise BotCrashed(f"{self._who()} has been stopped") from None
 
-    async def receive_some(self, max_bytes: int = _READ_SIZE) -> bytes:
-        """Read what the bot wrote to stdout, at most ``max_bytes``; ``b""`` once
-        it closed its stdout (usually by exiting)."""
+    async def send_nowait(self, data: bytes) -> int:
+        """Write what of ``data`` the bot's stdin takes now, without waiting; → how many
+        bytes that was (the rest is for :meth:`send_all`). Raises :class:`BotCrashed`
+        like :meth:`send_all`. Not a checkpoint: the match runner writes a request this
+        way, then waits for the reply, so one pass of the scheduler serves both."""
         self._check_fault()
         try:
-            data = await self._stdout.receive_some(max_bytes)
-        except trio.BrokenResourceError as exc:
-            raise BotCrashed(f"{self._who()}: reading its stdout failed: {exc}") from None
-        except trio.ClosedResourceError:
-            raise BotCrashed(f"{self._who()} has been stopped") from None
-        return await self._took(data)
+            return os.write(self._stdin.fileno(), data)
+        except BlockingIOError:
+            return 0
+        except OSError as exc:
+            if exc.errno == errno.EBADF:  # our end is closed: stopped
+                raise BotCrashed(f"{self._who()} has been stopped") from None
+            await self._check_setup()
+            raise BotCrashed(f"{self._who()} closed its stdin") from None
+
+    async def receive_some(self, max_bytes: int = _READ_SIZE) -> bytes:
+        """Read what the bot wrote to stdout, at most ``max_bytes``; ``b""`` once
+        it closed its stdout (usually by exiting).
+
+        A checkpoint, as trio's own streams are, but it reads before it lets others run,
+        so that a reply not there yet costs one pass of the scheduler (the wait), not two.
+        """
+        await trio.lowlevel.checkpoint_if_cancelled()
+        data = await self.receive_nowait(max_bytes)
+        if data is not None:
+            # Output that is always there must not keep the others (and deadlines) waiting.
+            await trio.lowlevel.cancel_shielded_checkpoint()
+            return data
+        while True:
+            try:
+                await trio.lowlevel.wait_readable(self._stdout.fileno())
+            except trio.ClosedResourceError:
+                raise BotCrashed(f"{self._who()} has been stopped") from None
+            data = await self.receive_nowait(max_bytes)
+            if data is not None:
+                return data
 
     async def receive_nowait(self, max_bytes: int = _READ_SIZE) -> bytes | None:
         """Like :meth:`receive_some`, but without waiting: ``None`` when the bot wrote
@@ -494,6 +520,8 @@ class BotProcess:
         except BlockingIOError:
             return None
         except OSError as exc:
+            if exc.errno == errno.EBADF:  # our end is closed: stopped
+                raise BotCrashed(f"{self._who()} has been stopped") from None
             raise BotCrashed(f"{self._who()}: reading its stdout failed: {exc}") from None
         return await self._took(data)
 

@@ -453,20 +453,23 @@ def _judge_forfeit(
             return False, f"a solo game lost by {kind} scores 0, not {recorded}"
     else:
         winners = places.count(1)
-        if winners == seats:
-            return False, f"a game lost by {kind} cannot be a draw"
-        if set(places) != {1, winners + 1}:
+        if winners == seats and not started:
+            return False, f"a start that every seat failed is adjudicated, not lost by {kind}"
+        if winners < seats and set(places) != {1, winners + 1}:
             return False, (
                 f"result {recorded}: in a game lost by {kind} the faulty seats share the last"
                 " place and the others place 1"
             )
     mover = played.game.to_decide(played.final_state)
-    if kind == "time forfeit" and started and mover is not None:
-        # After a seat's first decision only the seat asked for one has a running
-        # clock; before it, any seats may have run out of their start-up allowance.
-        lost = tuple(seats if seat == mover else 1 for seat in range(seats))
-        expected = result_token(lost, (0,) * seats)
-        if recorded != expected:
+    if kind == "time forfeit" and started and mover is not None and seats > 1:
+        # After a seat's first decision only the seat asked for one has a running clock
+        # (before it, any seats may have run out of their start-up allowance): it is
+        # among the faulty seats, with any that crashed while they waited. When every
+        # seat is at fault they all share the places.
+        faulty = [seat for seat, place in enumerate(places) if place > 1] or range(seats)
+        if mover not in faulty:
+            lost = tuple(seats if seat == mover else 1 for seat in range(seats))
+            expected = result_token(lost, (0,) * seats)
             return False, (
                 f"result {recorded} but a time forfeit is lost by the player to move"
                 f" ({_actor_name(played.game, mover)}), which gives {expected}"

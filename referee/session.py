@@ -226,6 +226,8 @@ class GameSession:
         self._drew = False  # whether chance decided anything (the record then keeps the seed)
         self._asked: int | None = None
         self._deciding: int | None = None  # who decides in ``state``: set once per state
+        self._faults: dict[int, BotFault] = {}  # the seats whose faults ended the game
+        self._primary = 0  # the one whose fault ended it (its Termination is the game's)
         self.ending: Ending | None = None
         # What every turn request says of the time control, which does not change.
         self._increment_ms = _ms(control.increment)
@@ -363,7 +365,7 @@ class GameSession:
             offending = None if illegal.index is None else f"$.actions[{illegal.index}]"
             error = ErrorMessage(code="illegal_turn", message=str(illegal), offending=offending)
             if forfeit:
-                self.faults({seat: BotIllegalTurn(str(illegal))})
+                self.faults({seat: BotIllegalTurn(str(illegal))}, primary=seat)
             return error
         self._asked = None
         self._settle()
@@ -375,24 +377,49 @@ class GameSession:
         Returns the ``error`` message to send to it, or ``None`` when it cannot be
         told (it crashed).
         """
-        return self.faults({seat: error})[seat]
+        return self.faults({seat: error}, primary=seat)[seat]
 
-    def faults(self, errors: Mapping[int, BotFault]) -> dict[int, ErrorMessage | None]:
+    def faults(
+        self, errors: Mapping[int, BotFault], *, primary: int | None = None
+    ) -> dict[int, ErrorMessage | None]:
         """End the game because these seats misbehaved, all at once.
 
         That is how the start of a game is judged: every seat that failed its
         handshake forfeits. The faulty seats share the last place, the others the
         first; a duel scores 1 for the seat left and 0 for the faulty one, a game
         scored in points 0 for everyone (its points are not final: places carry the
-        result). When every seat failed, none played better than another: all share
-        first place (a duel scores ½ each) and the game is adjudicated. Returns, per
-        faulty seat, the ``error`` message for it (``None`` when it cannot be told).
+        result). ``primary`` is the seat whose fault ended the game (the one asked; by
+        default the first faulty seat): the record's ``Termination`` is its fault's.
+        When every seat failed the start, none played better than another: all share
+        first place (a duel scores ½ each) and the game is adjudicated; when every
+        seat is at fault later on, they share the places too, under the primary
+        fault. Returns, per faulty seat, the ``error`` message for it (``None`` when
+        it cannot be told).
         """
         if not errors:
             raise ValueError("no fault to judge")
         if self.ending is not None:
             raise RuntimeError("the game is already over")
         self._asked = None
+        self._faults = dict(errors)
+        self._primary = min(errors) if primary is None else primary
+        self._end_by_faults()
+        return {seat: _error_message(errors[seat]) for seat in sorted(errors)}
+
+    def more_faults(self, errors: Mapping[int, BotFault]) -> dict[int, ErrorMessage | None]:
+        """Add seats found at fault as the game ended for another seat's fault (a bot
+        that had crashed while it waited for its turn): they share the last place
+        with it. Returns the ``error`` message for each seat added."""
+        if self.ending is None or not self._faults:
+            raise RuntimeError("the game did not end by a fault")
+        added = {seat: fault for seat, fault in errors.items() if seat not in self._faults}
+        self._faults.update(added)
+        self._end_by_faults()
+        return {seat: _error_message(added[seat]) for seat in sorted(added)}
+
+    def _end_by_faults(self) -> None:
+        """The ending that :attr:`_faults` gives (see :meth:`faults`)."""
+        errors = self._faults
         seats = len(self.players)
         faulty = tuple(sorted(errors))
         points = scored_in_points(self.game)
@@ -400,11 +427,16 @@ class GameSession:
             f"{self.seat_name(seat)} ({self.players[seat]}) forfeits: {errors[seat]}"
             for seat in faulty
         )
+        started = any(played.actor != CHANCE for played in self._played)
+        termination = errors[self._primary].termination
         if len(faulty) == seats:
             places = (1,) * seats
             scores = (0.0 if points else 1.0 / seats,) * seats
-            termination = "adjudication"
-            reason = f"{blame}; nobody played, so the game is adjudicated a draw"
+            if started:
+                reason = f"{blame}; every seat is at fault, so all share the places"
+            else:
+                termination = "adjudication"
+                reason = f"{blame}; nobody played, so the game is adjudicated a draw"
         else:
             last = seats - len(faulty) + 1
             places = tuple(last if seat in errors else 1 for seat in range(seats))
@@ -412,7 +444,6 @@ class GameSession:
             scores = tuple(
                 0.0 if points or seat in errors else 1.0 / winners for seat in range(seats)
             )
-            termination = errors[faulty[0]].termination
             reason = blame
         self.ending = Ending(
             scores=scores,
@@ -421,7 +452,6 @@ class GameSession:
             reason=reason,
             faulty_seats=faulty,
         )
-        return {seat: _error_message(errors[seat]) for seat in faulty}
 
     # --- the game moving on -------------------------------------------------------
 

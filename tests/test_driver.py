@@ -17,6 +17,7 @@ from auction import CODEC as AUCTION
 from auction import ENTRY as AUCTION_ENTRY
 from auction import PRIZES, AuctionGame, AuctionView
 
+import referee.games
 from bots.arena import InProcessSeat
 from bots.random import RandomBot
 from bots.sdk import Clock, GameBot, GameResult
@@ -105,13 +106,26 @@ async def test_a_seat_failing_the_start_loses_and_the_others_play_on_nothing():
     assert all(not player.asked for player in seats)
 
 
+class Exited(Scripted):
+    """A seat whose bot exited once it had been asked ``after`` times."""
+
+    def __init__(self, name: str, tokens: list[str], after: int = 1) -> None:
+        super().__init__(name, tokens)
+        self.after = after
+
+    async def pending_fault(self, seat: int) -> BotFault | None:
+        return BotCrashed("its stdout closed") if len(self.asked) >= self.after else None
+
+
+class TimingOut(Scripted):
+    async def decide(self, request: Request) -> tuple[TurnReply, float]:
+        self.asked.append(request)
+        raise BotTimeout("no reply within 1.000 s")
+
+
 async def test_a_seat_that_crashed_while_waiting_is_charged_with_the_one_that_failed_asked():
     # bob's bot exited after its first bid; cat's crashes when asked: bob must not share
     # first place with ann, as if it were still playing.
-    class Exited(Scripted):
-        async def pending_fault(self, seat: int) -> BotFault | None:
-            return BotCrashed("its stdout closed") if self.asked else None
-
     class Crashing(Scripted):
         async def decide(self, request: Request) -> tuple[TurnReply, float]:
             raise BotCrashed("exit code 1")
@@ -122,6 +136,40 @@ async def test_a_seat_that_crashed_while_waiting_is_charged_with_the_one_that_fa
     assert ending is not None and ending.faulty_seats == (1, 2)
     assert ending.places == (1, 2, 2)
     assert seats[1].told[-2:] == ["forfeited its stdout closed", "finish"]
+
+
+@pytest.mark.parametrize(
+    ("asked", "after", "termination"),
+    [
+        (TimingOut("ann", []), 0, "time forfeit"),  # cat exited before its first request
+        (Scripted("ann", ["b1", "bx"]), 1, "rules infraction"),  # after it; ann's bid refused
+    ],
+    ids=["timeout", "illegal"],
+)
+async def test_however_a_fault_ends_the_game_a_seat_dead_while_waiting_shares_the_last_place(
+    monkeypatch: pytest.MonkeyPatch, asked: Scripted, after: int, termination: str
+) -> None:
+    monkeypatch.setitem(referee.games._ENTRIES, "auction", "auction")
+    session = auction()
+    seats = [asked, Scripted("bob", ["b1"] * 2), Exited("cat", ["b0"] * 2, after=after)]
+    ending = await drive(session, seats)
+    assert ending is not None and ending.faulty_seats == (0, 2)
+    assert (ending.places, ending.termination) == ((2, 1, 2), termination)
+    report = verify(session.record())  # the record of what happened replays as valid
+    assert report.valid and report.reason == termination, report.reason
+
+
+async def test_every_seat_at_fault_in_mid_game_share_the_places_under_the_askeds_fault(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(referee.games._ENTRIES, "auction", "auction")
+    session = auction(players=2)
+    seats = [Exited("ann", ["b1", "b1"], after=1), TimingOut("bob", [])]
+    ending = await drive(session, seats)
+    assert ending is not None and ending.faulty_seats == (0, 1)
+    assert (ending.places, ending.termination) == ((1, 1), "time forfeit")  # not adjudicated
+    report = verify(session.record())
+    assert report.valid, report.reason
 
 
 async def test_a_refused_bot_decision_ends_the_game_with_its_fault():

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import trio
 from fakebots import fake, leftover_processes
+from test_protocol import new_game
 from test_protocol_fuzz import sending
 
 from protocol import (
@@ -22,7 +23,7 @@ from protocol import (
     Quit,
 )
 from referee.clock import Allowances, TimeControl
-from referee.errors import BotCrashed
+from referee.errors import BotCrashed, BotTimeout
 from referee.match import (
     DRAIN_LIMIT,
     GAME_LOG_LIMIT,
@@ -424,6 +425,33 @@ class _Flooder:
     async def receive_nowait(self, max_bytes: int = 65536) -> bytes:
         self.read += max_bytes
         return b'{"type":"log","message":"x"}\n' * (max_bytes // 29)
+
+
+class _Deaf:
+    """A stand-in for a bot process whose input pipe takes 10 bytes, then no more."""
+
+    def __init__(self) -> None:
+        self.written = b""
+
+    async def receive_nowait(self, max_bytes: int = 65536) -> bytes | None:
+        return None
+
+    async def send_nowait(self, data: bytes) -> int:
+        self.written += data[:10]
+        return min(len(data), 10)
+
+    async def send_all(self, data: bytes) -> None:
+        await trio.sleep_forever()
+
+
+async def test_a_request_written_half_way_is_a_timeout_and_nothing_more_is_written():
+    deaf = _Deaf()
+    link = _Link(deaf, DEFAULT_MAX_LINE_BYTES)  # type: ignore[arg-type]
+    with pytest.raises(BotTimeout, match=r"^did not read its input for 0\.010 s$"):
+        await link.ask(new_game(), 0.01)
+    assert link.broken
+    await link.goodbye(Quit())
+    assert len(deaf.written) == 10  # the quit was not written after the half request
 
 
 async def test_more_output_waiting_than_the_drain_reads_is_a_flood():

@@ -555,6 +555,17 @@ async def test_sending_to_a_stopped_bot_is_a_crash(policy: SandboxPolicy) -> Non
             await bot.send_all(b"{}\n")
 
 
+async def test_send_nowait_writes_what_the_pipe_takes_and_no_more(policy: SandboxPolicy) -> None:
+    async with open_bot(misbehaving("no_read"), sandbox=policy) as bot:
+        sent = await bot.send_nowait(b"x" * (4 << 20))
+        assert 0 < sent < 4 << 20  # a pipe's worth: the rest would have to wait
+        assert await bot.send_nowait(b"x") == 0
+        await bot.stop(grace=SHORT_GRACE)
+        with pytest.raises(BotCrashed, match="has been stopped"):
+            await bot.send_nowait(b"{}\n")
+        assert await bot.receive_some() == b""
+
+
 async def test_a_bot_that_does_not_read_blocks_send_until_the_deadline(
     policy: SandboxPolicy,
 ) -> None:

@@ -133,7 +133,7 @@ def test_valid_records(record: GameRecord, reason: str) -> None:
         (game(SPEC_TURNS, "1-0", Termination="normal"), "the rules say the game goes on"),
         (game(SPEC_TURNS, "*", Termination="normal"), "not 'unterminated'"),
         (game(SPEC_TURNS, "1-0", Termination="unterminated"), "the game goes on"),
-        (game(SPEC_TURNS, "1/2-1/2", Termination="time forfeit"), "cannot be a draw"),
+        (game("", "1/2-1/2", Termination="time forfeit"), "adjudicated, not lost by time"),
         (game(SPEC_TURNS, "0-1", Termination="bored"), "unknown Termination 'bored'"),
         (game(SPEC_TURNS, "*", PlyCount="7"), "PlyCount is 7 but 8 turns are recorded"),
         # The referee adjudicates only a game that every seat failed to start.
@@ -521,7 +521,7 @@ def test_forfeits_of_any_number_of_seats(
             "result 3-1-1 but a time forfeit is lost by the player to move (seat 2),"
             " which gives 1-3-1",
         ),
-        (3, 3, "1-1-1", "rules infraction", "a game lost by rules infraction cannot be a draw"),
+        (3, 1, "1-1-1", "rules infraction", "adjudicated, not lost by rules infraction"),
         (3, 3, "1-2-3", "abandoned", "the faulty seats share the last place"),
         (1, 1, "4", "time forfeit", "a solo game lost by time forfeit scores 0, not 4"),
         (2, 3, "0-1", "time forfeit", "(seat 2), which gives 1-0"),
