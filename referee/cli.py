@@ -68,7 +68,7 @@ from referee.sandbox import (
     parse_size,
     sandbox_warning,
 )
-from referee.session import check_players, scored_in_points
+from referee.session import check_players
 from referee.untrusted import for_terminal, printable
 
 if TYPE_CHECKING:
@@ -700,7 +700,7 @@ def match(
         raise
     if len(score.names) == 2:
         click.echo(_score_line(score))
-    if len(score.names) != 2 or scored_in_points(rules):
+    if len(score.names) != 2 or rules.scored_in_points:
         for line in _standing_lines(score):
             click.echo(line)
     if run is not None:

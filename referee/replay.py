@@ -43,7 +43,7 @@ from referee.pgn import (
     score_words,
     seat_players,
 )
-from referee.session import ChanceDraws, scored_in_points
+from referee.session import ChanceDraws
 
 FORFEITS: frozenset[str] = frozenset({"time forfeit", "rules infraction", "abandoned"})
 """``Termination`` values for a game a player lost by breaking the protocol."""
@@ -423,7 +423,7 @@ def _judge(
         return False, f"a game cannot end by {kind} while chance is to decide"
     zeros = "-".join(score_text(0) for _ in places)
     scores = record.tags.get("Scores")
-    if scored_in_points(played.game) and (tagged is None or scores is None):
+    if played.game.scored_in_points and (tagged is None or scores is None):
         return False, "a finished game scored in points records its Places and Scores tags"
     if scores is not None and scores != zeros:
         return False, f"its Scores tag is {scores!r} but a game ended by {kind} scores {zeros!r}"

@@ -178,15 +178,6 @@ def check_players(game: Game[Any, Any], players: int) -> None:
         raise SettingsError(f"{game.name} is played by {allowed} players, not {players}")
 
 
-def scored_in_points(game: Game[Any, Any]) -> bool:
-    """Whether the game's scores are points (Verdant) rather than shares of a win (Ivy).
-
-    Games played by exactly two seats are duels scored 1, ½ or 0; any other game
-    counts points. That decides what a forfeit scores (:meth:`GameSession.faults`).
-    """
-    return not game.min_players == game.max_players == 2
-
-
 class GameSession:
     """The referee's side of one game between ``players`` (names, in seat order).
 
@@ -422,7 +413,7 @@ class GameSession:
         errors = self._faults
         seats = len(self.players)
         faulty = tuple(sorted(errors))
-        points = scored_in_points(self.game)
+        points = self.game.scored_in_points
         blame = "; ".join(
             f"{self.seat_name(seat)} ({self.players[seat]}) forfeits: {errors[seat]}"
             for seat in faulty
@@ -538,7 +529,7 @@ class GameSession:
             tags["SetUp"] = "1"
             tags["FEN"] = self._start_notation
         if ending is not None:
-            points = scored_in_points(game)
+            points = game.scored_in_points
             tags.update(outcome_tags(ending.places, ending.scores, ending.breakdown, points=points))
         named = not game.alternating  # each decision names its actor and turn
         turns = [

@@ -103,6 +103,10 @@ class Game(Protocol[State, Decision]):
     min_players: ClassVar[int]
     max_players: ClassVar[int]
 
+    scored_in_points: ClassVar[bool]
+    """True when ``Outcome.scores`` are points (Verdant): a forfeit then scores 0 for every
+    seat and records ``Places``/``Scores``; False for a duel scored 1, ½ or 0 (Ivy)."""
+
     alternating: ClassVar[bool]
     """True when every turn is exactly one decision, seats take turns in order and
     there is no chance (Ivy): records then number turns as chess PGN numbers moves.

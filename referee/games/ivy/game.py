@@ -40,6 +40,7 @@ class IvyGame:
     seat_names: ClassVar[tuple[str, ...] | None] = ("Green", "Purple")
     min_players: ClassVar[int] = 2
     max_players: ClassVar[int] = 2
+    scored_in_points: ClassVar[bool] = False
     alternating: ClassVar[bool] = True
 
     def check_options(self, options: Mapping[str, Any]) -> dict[str, Any]:

@@ -35,6 +35,7 @@ class VerdantGame:
     seat_names: ClassVar[tuple[str, ...] | None] = None
     min_players: ClassVar[int] = 1
     max_players: ClassVar[int] = 5
+    scored_in_points: ClassVar[bool] = True
     alternating: ClassVar[bool] = False
 
     def check_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
