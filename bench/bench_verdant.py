@@ -31,6 +31,7 @@ from referee.games.verdant import (
     advance,
     can_finish,
     legal_steps,
+    steps_by_kind,
 )
 from referee.games.verdant.steps import Decision, Step
 
@@ -42,10 +43,8 @@ def random_decision(state: VerdantState, rng: random.Random, sizes: list[int]) -
     collects the size of every list a choice was made from."""
     steps: list[Step] = []
     while True:
-        by_kind: dict[type, list[Step]] = {}
-        for step in legal_steps(state):
-            by_kind.setdefault(type(step), []).append(step)
-        kinds: list[type | None] = list(by_kind)
+        by_kind = steps_by_kind(state)
+        kinds: list[str | None] = list(by_kind)
         if can_finish(state):
             kinds.append(None)
         sizes.append(len(kinds))

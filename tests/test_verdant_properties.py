@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -74,14 +74,11 @@ def random_decision(state: VerdantState, rng: random.Random, *, grower: bool = F
     steps: list[Step] = []
     current = state
     while True:
-        options = rules.legal_steps(current)
-        if rules.can_finish(current) and (not options or rng.random() < 0.35):
+        by_kind = rules.steps_by_kind(current)
+        if rules.can_finish(current) and (not by_kind or rng.random() < 0.35):
             return tuple(steps)
-        assert options, f"no legal step and the turn cannot end after {steps}"
-        by_kind: dict[str, list[Step]] = defaultdict(list)
-        for step in options:
-            by_kind[type(step).__name__].append(step)
-        kinds = sorted(by_kind)
+        assert by_kind, f"no legal step and the turn cannot end after {steps}"
+        kinds = list(by_kind)
         kind = rng.choices(kinds, [weights[k] for k in kinds])[0]
         choices = by_kind[kind]
         plants: list[Step] = [s for s in choices if isinstance(s, Pick) and s.kind == "plant"]

@@ -43,6 +43,7 @@ from referee.games.verdant import (
     rules,
     scoring,
     state_from_view,
+    steps_by_kind,
     token_by_id,
 )
 from referee.games.verdant.cards import LIGHTS, OBJECTIVES, TOKEN_COUNTS
@@ -208,10 +209,8 @@ def random_decision(state: VerdantState, rng: random.Random) -> Decision:
     the turn), then a step of that kind, until the turn ends or something is revealed."""
     steps: list[Step] = []
     while True:
-        by_kind: dict[type, list[Step]] = {}
-        for step in legal_steps(state):
-            by_kind.setdefault(type(step), []).append(step)
-        kinds: list[type | None] = list(by_kind)
+        by_kind = steps_by_kind(state)
+        kinds: list[str | None] = list(by_kind)
         if can_finish(state):
             kinds.append(None)
         kind = rng.choice(kinds)
@@ -1070,3 +1069,12 @@ def test_render_draws_a_view_without_escapes_unless_asked() -> None:
     )
     setup = render(GAME.view(deal(new(2), "P05", "R07"), 0), False)
     assert "Setup: seat 1 was dealt R07" in setup
+
+
+def test_steps_by_kind_groups_every_legal_step_under_its_kind_in_name_order() -> None:
+    state = with_seat(started(), 0, thumbs=4)
+    grouped = steps_by_kind(state)
+    assert list(grouped) == sorted(grouped) and "ReplaceCards" in grouped
+    assert all(type(step).__name__ == kind for kind, steps in grouped.items() for step in steps)
+    flat = [step for steps in grouped.values() for step in steps]
+    assert sorted(map(repr, flat)) == sorted(map(repr, legal_steps(state)))

@@ -34,9 +34,7 @@ class RandomBot(VerdantBot):
         state = situation.state
         steps: list[Step] = []
         while True:
-            kinds: dict[str, list[Step]] = {}
-            for step in rules.legal_steps(state):
-                kinds.setdefault(type(step).__name__, []).append(step)
+            kinds = rules.steps_by_kind(state)
             if rules.can_finish(state):
                 kinds[END] = []
             kind = rng.choice(sorted(kinds))

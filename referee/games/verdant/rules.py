@@ -1104,6 +1104,15 @@ def legal_steps(state: VerdantState) -> tuple[Step, ...]:
     return tuple(steps)
 
 
+def steps_by_kind(state: VerdantState) -> dict[str, list[Step]]:
+    """:func:`legal_steps` grouped by the kind of step (its type's name), the kinds in name
+    order: a policy that draws a kind first is not drowned by the 255 ways of 1a."""
+    grouped: dict[str, list[Step]] = {}
+    for step in legal_steps(state):
+        grouped.setdefault(type(step).__name__, []).append(step)
+    return dict(sorted(grouped.items()))
+
+
 def can_finish(state: VerdantState) -> bool:
     """Whether the deciding seat's turn may end now: its card is placed, or it picked
     nothing and no legal pick exists (a pass)."""
