@@ -124,6 +124,19 @@ def rating_table(table: RatingTable, *, title: str | None = None) -> Table:
     return view
 
 
+SAME_PLAYER = "·"
+"""The crosstable's cell of a player against themselves."""
+
+
+def encounter_text(table: RatingTable, player: str, opponent: str) -> str:
+    """A crosstable cell: ``player``'s points against ``opponent`` out of their games
+    (``1½/2``), :data:`SAME_PLAYER` on the diagonal, empty when they never met."""
+    if opponent == player:
+        return SAME_PLAYER
+    encounter = table.encounter(player, opponent)
+    return f"{format_points(encounter.score)}/{encounter.games}" if encounter.games else ""
+
+
 def crosstable(table: RatingTable, *, title: str | None = None) -> Table:
     """Who scored what against whom: a rich table with one row and column per player.
 
@@ -138,15 +151,7 @@ def crosstable(table: RatingTable, *, title: str | None = None) -> Table:
         view.add_column(str(row.rank), justify="center")
     view.add_column("Score", justify="right")
     for row in table.players:
-        cells = []
-        for opponent in table.players:
-            encounter = table.encounter(row.name, opponent.name)
-            if opponent.name == row.name:
-                cells.append("·")
-            elif encounter.games:
-                cells.append(f"{format_points(encounter.score)}/{encounter.games}")
-            else:
-                cells.append("")
+        cells = [encounter_text(table, row.name, opponent.name) for opponent in table.players]
         points = f"{format_points(row.score)}/{row.results}"
         view.add_row(str(row.rank), Text(row.name), *cells, points)
     return view

@@ -37,7 +37,7 @@ from referee.pgn import PgnError, read_games
 from referee.untrusted import clip, printable
 from referee.viewer import game_page, static_page, write_atomically
 from tournaments.ratings import PlayerRating, RatingTable, rate
-from tournaments.report import format_points
+from tournaments.report import SAME_PLAYER, encounter_text, format_points
 from tournaments.store import DATABASE, GameRecord, ResultStore
 
 INDEX = "index.html"
@@ -366,15 +366,12 @@ def _crosstable(table: RatingTable) -> str:
     )
     rows = []
     for row in players:
-        cells = []
-        for opponent in players:
-            encounter = table.encounter(row.name, opponent.name)
-            if opponent.name == row.name:
-                cells.append('<td aria-label="same player">·</td>')
-            elif encounter.games:
-                cells.append(f"<td>{format_points(encounter.score)}/{encounter.games}</td>")
-            else:
-                cells.append("<td></td>")
+        cells = [
+            '<td aria-label="same player">' + SAME_PLAYER + "</td>"
+            if opponent.name == row.name
+            else f"<td>{encounter_text(table, row.name, opponent.name)}</td>"
+            for opponent in players
+        ]
         rows.append(
             f'<tr><td class="num">{row.rank}</td>'
             f'<th scope="row" class="player">{escape(row.name)}</th>{"".join(cells)}'
