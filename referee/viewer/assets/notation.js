@@ -3,15 +3,7 @@
 const SVG_NS = "http://www.w3.org/2000/svg";
 
 function svg(tag, attributes, ...children) {
-  const node = document.createElementNS(SVG_NS, tag);
-  for (const [name, value] of Object.entries(attributes || {})) {
-    if (value !== null && value !== undefined) node.setAttribute(name, String(value));
-  }
-  for (const child of children) {
-    if (child === null || child === undefined) continue;
-    node.append(typeof child === "string" ? document.createTextNode(child) : child);
-  }
-  return node;
+  return filled(document.createElementNS(SVG_NS, tag), attributes, children);
 }
 
 VIEWS.notation = {

@@ -9,8 +9,9 @@ const seats = data.seats;
 const LAST = frames.length - 1;
 const PLAY_INTERVAL_MS = 900;
 
-function el(tag, attributes, ...children) {
-  const node = document.createElement(tag);
+// A new element with its attributes (null and undefined ones left out) and children
+// (strings as text, never as markup); svg() is the same in the SVG namespace.
+function filled(node, attributes, children) {
   for (const [name, value] of Object.entries(attributes || {})) {
     if (value !== null && value !== undefined) node.setAttribute(name, String(value));
   }
@@ -19,6 +20,10 @@ function el(tag, attributes, ...children) {
     node.append(typeof child === "string" ? document.createTextNode(child) : child);
   }
   return node;
+}
+
+function el(tag, attributes, ...children) {
+  return filled(document.createElement(tag), attributes, children);
 }
 
 function byId(id) {
