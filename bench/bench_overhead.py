@@ -13,7 +13,19 @@ directory; it passes at once. Printed per setting: the median over the rounds of
 wall time per turn (referee + bots + pipes) and of this process's CPU time per turn
 (the referee's own: the bots are other processes), then the ratio referee / floor.
 
-Run: ``python bench/bench_overhead.py [--rounds 5] [--games 10] [--turn-limit 200]``.
+Then throughput, again in interleaved rounds: a tournament of two instant bots
+(``run_tournament``, sandbox off, the store, the PGN, the site and the ratings as
+``referee tournament`` writes them) at concurrency 1 and 2 (one and two worker
+processes), beside the floor run as one process and as two at once. Printed: the median
+turns per second of each, and the ratio of two to one. The floor's ratio is no ceiling
+for the tournament's: alone, its few processes wait on each other's messages, the CPUs
+fall idle between them, and each wakes slowly (on the 2-core machine of README.md a lone
+floor made fewer turns per second per process than two at once).
+
+Run: ``python bench/bench_overhead.py [--rounds 5] [--games 10] [--turn-limit 200]
+[--tournament-games 150]``. A tournament has a start-up (worker processes, the preflight)
+that weighs more at concurrency 2, whose games take half the time: with too few games
+the ratio says more about the start-up than about the games.
 """
 
 from __future__ import annotations
@@ -39,6 +51,14 @@ from referee.clock import TimeControl
 from referee.match import MatchConfig, run_match
 from referee.process import BotCommand
 from referee.sandbox import SandboxPolicy, sandbox_problem
+from tournaments.config import Entrant, TournamentConfig
+from tournaments.runner import run_tournament
+
+FLOOR = Path(__file__).resolve().parent / "floor.py"
+
+FLOOR_TURNS_PER_TURN = 2
+"""The floor processes play this many times a tournament's turns: it is so much faster that
+with as many, its start-up (a Python process) would weigh more than its turns."""
 
 BOT_SOURCE = Path(__file__).resolve().parent / "instant_bot.c"
 
@@ -88,11 +108,69 @@ def referee_run(bot: Path, work: Path, games: int, turn_limit: int, mode: str) -
         raise SystemExit(f"sandbox {mode}: games did not reach the turn limit: {endings[:3]}")
 
 
+def tournament_run(bot: Path, output: Path, games: int, turn_limit: int, workers: int) -> None:
+    """A fresh tournament of ``games`` Ivy games of ``turn_limit`` turns between two
+    instant bots, ``workers`` at once."""
+    shutil.rmtree(output, ignore_errors=True)
+    players = tuple(
+        Entrant(name, BotCommand(argv=(str(bot),), cwd=str(bot.parent))) for name in ("one", "two")
+    )
+    config = TournamentConfig(
+        players=players,
+        output=output,
+        tc=TimeControl.parse("60+0"),
+        options={"turn_limit": turn_limit},
+        games=games,
+        concurrency=workers,
+        sandbox=SandboxPolicy(mode="off"),
+    )
+    table = trio.run(lambda: run_tournament(config))
+    if sum(row.games for row in table.players) != 2 * games:
+        raise SystemExit(f"concurrency {workers}: not every game was played")
+    pgn = (output / "games.pgn").read_text(encoding="utf-8")
+    if pgn.count(f'[PlyCount "{turn_limit}"]') != games:
+        raise SystemExit(f"concurrency {workers}: games did not reach the turn limit")
+
+
+def floor_processes(bot: Path, turns: int, processes: int) -> None:
+    """``processes`` floor programs at once, each playing ``turns`` turns."""
+    command = [sys.executable, str(FLOOR), str(bot), "--turns", str(turns)]
+    running = [subprocess.Popen(command, stdout=subprocess.DEVNULL) for _ in range(processes)]
+    if any(child.wait() != 0 for child in running):
+        raise SystemExit("the floor program failed")
+
+
+def throughput(bot: Path, work: Path, rounds: int, games: int, turn_limit: int) -> None:
+    """Turns per second of one and two floor processes, and of tournaments at concurrency
+    1 and 2, in interleaved rounds; prints the medians and the ratios of two to one."""
+    turns = games * turn_limit
+    floor_turns = FLOOR_TURNS_PER_TURN * turns  # its start-up, not its turns, would weigh
+    runs: dict[str, Callable[[], object]] = {}
+    for workers in (1, 2):
+        runs[f"floor x{workers}"] = functools.partial(floor_processes, bot, floor_turns, workers)
+        runs[f"tournament c{workers}"] = functools.partial(
+            tournament_run, bot, work / f"t{workers}", games, turn_limit, workers
+        )
+    rates: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(rounds):
+        for name, run in runs.items():
+            wall, _ = timed(run)
+            done = {"floor x1": floor_turns, "floor x2": 2 * floor_turns}.get(name, turns)
+            rates[name].append(done / wall)
+    print(f"throughput: {rounds} rounds, {games} games of {turn_limit} turns a tournament")
+    median = {name: statistics.median(values) for name, values in rates.items()}
+    for name, rate in median.items():
+        print(f"{name:>20}: {rate:9.0f} turns/s")
+    print(f"{'floor x2 / x1':>20}: {median['floor x2'] / median['floor x1']:.2f}")
+    print(f"{'tournament c2 / c1':>20}: {median['tournament c2'] / median['tournament c1']:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--games", type=int, default=10)
     parser.add_argument("--turn-limit", type=int, default=200)
+    parser.add_argument("--tournament-games", type=int, default=150)
     args = parser.parse_args()
     turns = args.games * args.turn_limit
     modes = ["off"] + ([] if sandbox_problem() else ["on"])
@@ -123,6 +201,9 @@ def main() -> None:
         )
     if "on" not in modes:
         print(f"referee, sandbox on: not measured ({sandbox_problem()})")
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        throughput(compile_bot(work), work, args.rounds, args.tournament_games, args.turn_limit)
 
 
 if __name__ == "__main__":

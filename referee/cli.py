@@ -873,6 +873,12 @@ def _seat_number(names: tuple[str, ...] | None, text: str, seats: int) -> int:
 @click.option("--rounds", type=int, help="Rounds of a Swiss (default: n - 1, or n for odd n).")
 @click.option("--concurrency", type=click.IntRange(min=1), help="Games at once (default: CPUs).")
 @click.option(
+    "--cluster",
+    metavar="ADDRESS",
+    help="Play the games on the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786)"
+    " instead of on this machine: see docs/cluster.md.",
+)
+@click.option(
     "--openings",
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
     help="Start positions, one per line; each is played with both colours.",
@@ -900,6 +906,7 @@ def tournament(
     games: int | None,
     rounds: int | None,
     concurrency: int | None,
+    cluster: str | None,
     openings: Path | None,
     seed: int | None,
     output: str | None,
@@ -941,14 +948,21 @@ def tournament(
         games=games,
         rounds=rounds,
         concurrency=concurrency,
+        cluster=cluster,
         openings=openings,
         seed=seed,
         output=output,
         **sandbox_settings,
     )
+    config.check_local()  # remote players are for `referee serve`
     # The tournament file may name other players' folders and settings: no bot reads it.
     config = dataclasses.replace(config, sandbox=config.sandbox.hiding(config_file))
-    _check_sandbox(config.sandbox)
+    if config.cluster is None:
+        _check_sandbox(config.sandbox)
+    else:  # the bots run on the workers, which check their sandbox themselves
+        from tournaments.cluster import require_distributed
+
+        require_distributed()  # one line saying how to install it, before anything runs
     console = Console()
     progress = make_progress(quiet=True if quiet else None, console=console)
     try:
@@ -969,6 +983,80 @@ def tournament(
     console.print(
         f"Results in {config.output}/ (games.pgn, results.sqlite, ratings.json/.csv, index.html)"
     )
+
+
+@main.command()
+@click.argument(
+    "config_file",
+    metavar="CONFIG.toml",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+)
+@click.option(
+    "--issue",
+    "issue",
+    multiple=True,
+    metavar="NAME",
+    help="Give remote player NAME a new token (repeat), print it and exit; the old one"
+    " stops working at once.",
+)
+@click.option("--quiet", is_flag=True, help="One plain line per game instead of a live display.")
+def serve(config_file: Path, issue: tuple[str, ...], quiet: bool) -> None:
+    """Run the tournament of CONFIG.toml as a match server: its remote players
+    (remote = true) connect over TCP or WebSocket with their tokens, spectators watch
+    over HTTP, as its [server] table says (docs/server.md).
+
+    Tokens not issued yet are printed first, once ("token TOKEN for NAME"); the
+    server keeps only their hashes. The server stops when the tournament is over.
+    """
+    import logging
+
+    from rich.console import Console
+
+    from referee.server.serve import issue_tokens, serve_tournament
+    from tournaments.config import load_config
+    from tournaments.progress import make_progress
+    from tournaments.report import crosstable, rating_table
+    from tournaments.runner import TournamentStopped
+
+    config = load_config(config_file)
+    if not config.remote_names:
+        raise click.ClickException(
+            f"{config_file} has no remote players (remote = true): play it with"
+            " `referee tournament`"
+        )
+    for name, token in issue_tokens(config, list(issue) if issue else None).items():
+        click.echo(f"token {token} for {name}")
+    if issue:
+        return
+    # The tournament file may name other players' folders and settings: no bot reads it.
+    config = dataclasses.replace(config, sandbox=config.sandbox.hiding(config_file))
+    if config.commands:
+        _check_sandbox(config.sandbox)
+    log = logging.getLogger("referee.server")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("server: %(message)s"))
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+    console = Console()
+    progress = make_progress(quiet=True if quiet else None, console=console)
+
+    def listening(where: Any) -> None:
+        for line in where.lines():
+            click.echo(f"listening: {line}")
+
+    try:
+        table = _run(
+            lambda: serve_tournament(config, progress=progress, warn=_warn, listening=listening)
+        )
+    except TournamentStopped as stopped:
+        click.echo(f"Interrupted: {stopped}", err=True)
+        sys.exit(128 + stopped.signum)
+    finally:
+        log.removeHandler(handler)
+    console.print(rating_table(table, title=config.event))
+    console.print(crosstable(table, title="Crosstable"))
+    console.print(f"Results in {config.output}/ (games.pgn, results.sqlite, ratings.json/.csv)")
 
 
 @main.command()

@@ -13,6 +13,8 @@ Every error the referee raises on purpose is a :class:`RefereeError`, so callers
 
 from __future__ import annotations
 
+import sqlite3
+
 
 class RefereeError(Exception):
     """Root of every error the referee raises on purpose."""
@@ -103,3 +105,33 @@ class RefereeFault(RefereeError):
     is not recorded (a tournament plays it again on its next run), and the command
     stops with one line naming the cause.
     """
+
+
+def leaves(error: BaseException) -> list[BaseException]:
+    """The exceptions inside (nested) exception groups, or ``[error]`` for a plain one."""
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for inner in error.exceptions for leaf in leaves(inner)]
+    return [error]
+
+
+def is_own_failure(error: BaseException) -> bool:
+    """Whether ``error`` is a failure of the referee's own resources (a
+    :class:`RefereeFault`, or what the system raises when files, memory or the
+    database fail), never to be charged to a bot."""
+    return isinstance(error, RefereeFault | OSError | sqlite3.Error | MemoryError)
+
+
+def own_failure(error: BaseException) -> BaseException | None:
+    """The first failure of the referee's own resources inside ``error`` (a group or
+    not), or ``None``."""
+    return next((leaf for leaf in leaves(error) if is_own_failure(leaf)), None)
+
+
+def describe_failure(error: BaseException) -> str:
+    """One line for a failure: a referee error's own message, or what the system said."""
+    if isinstance(error, OSError) and error.strerror:
+        where = f" ({error.filename})" if error.filename else ""
+        return f"{error.strerror}{where}"
+    if isinstance(error, MemoryError):
+        return "out of memory"
+    return " ".join(str(error).split()) or type(error).__name__

@@ -33,7 +33,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, Protocol, get_args
 
 import trio
 
@@ -136,6 +136,36 @@ class GameResult:
 # --- one bot --------------------------------------------------------------------
 
 
+class BotStream(Protocol):
+    """What :class:`_Link` drives: a bot's bytes in and out, as a
+    :class:`~referee.process.BotProcess` gives them (the match server's remote sessions,
+    :mod:`referee.server.remote`, give them the same way over the network).
+
+    ``receive_some`` waits for output (``b""`` at its end), ``receive_nowait`` returns
+    ``None`` when nothing is waiting; both raise :class:`~referee.errors.BotCrashed` once
+    the bot is gone. ``send_nowait`` writes what can be written now and returns how many
+    bytes that was; ``send_all`` waits until all is written. ``wait`` waits for the bot to
+    end; ``exit_description`` says how it ended (``None`` while it runs).
+    """
+
+    @property
+    def cpus(self) -> tuple[int, ...] | None: ...
+
+    async def receive_some(self, max_bytes: int = ...) -> bytes: ...
+
+    async def receive_nowait(self, max_bytes: int = ...) -> bytes | None: ...
+
+    async def send_nowait(self, data: bytes) -> int: ...
+
+    async def send_all(self, data: bytes) -> None: ...
+
+    async def wait(self) -> int: ...
+
+    def exit_description(self) -> str | None: ...
+
+    def stderr_tail(self, n: int = ...) -> list[str]: ...
+
+
 class _Link:
     """A running bot process with its protocol connection.
 
@@ -148,7 +178,7 @@ class _Link:
     is replaced.
     """
 
-    def __init__(self, process: BotProcess, max_line_bytes: int) -> None:
+    def __init__(self, process: BotStream, max_line_bytes: int) -> None:
         self.process = process
         self.connection = BotConnection(max_line_bytes=max_line_bytes)
         self.logs: list[str] = []
@@ -463,9 +493,13 @@ class BotSeat:
 
     forgiving = False
 
-    def __init__(self, player: BotPlayer, journal: GameJournal) -> None:
+    def __init__(
+        self, player: BotPlayer, journal: GameJournal, watch: Callable[[], None] | None = None
+    ) -> None:
         self.player = player
         self.journal = journal
+        self.watch = watch
+        """Called before each request to this seat (``play_game``'s ``watch``)."""
         self.link: _Link | None = None
 
     @property
@@ -497,6 +531,8 @@ class BotSeat:
         self.journal.ready(seat, ready)
 
     async def decide(self, request: Request) -> tuple[TurnReply, float]:
+        if self.watch is not None:
+            self.watch()
         # What the bot wrote since its last reply is judged first: a reply before
         # its request, or a second reply, loses this game (and nothing is sent).
         reply, elapsed = await self._linked().ask(request.message, request.budget)
@@ -548,10 +584,14 @@ class BotSeat:
             await self.player.retire(wait=False)
 
 
-def _journal_ending(journal: GameJournal) -> Callable[[GameSession], None]:
+def _journal_ending(
+    journal: GameJournal, watch: Callable[[], None] | None
+) -> Callable[[GameSession], None]:
     def note(session: GameSession) -> None:
         if session.ending is not None:
             journal.ending(session.ending)
+        if watch is not None:
+            watch()
 
     return note
 
@@ -563,6 +603,7 @@ async def play_game(
     round_: str = "?",
     seed: int = 0,
     start: str | None = None,
+    watch: Callable[[GameRecord], None] | None = None,
 ) -> GameResult:
     """Play one game, ``players`` in seat order; bot faults become lost games.
 
@@ -570,7 +611,10 @@ async def play_game(
     have any). The start is judged as a whole: every bot gets its ``new_game``
     and the start-up allowance, and every one that fails it forfeits (all of
     them: an adjudicated game). Every bot that faulted, before or after the game
-    was decided, is replaced by a fresh process before its next game.
+    was decided, is replaced by a fresh process before its next game. ``watch``,
+    when given (the match server's spectators), is called with the record so far
+    before each request and once more when the game is decided or stopped; it
+    must be quick and must not raise.
     """
     entry = get_entry(config.game)
     session = GameSession(
@@ -589,8 +633,11 @@ async def play_game(
         max_line_bytes=config.max_line_bytes,
     )
     journal = GameJournal(session)
+    seen = None if watch is None else lambda: watch(session.record())
     ending = await drive(
-        session, [BotSeat(player, journal) for player in players], on_end=_journal_ending(journal)
+        session,
+        [BotSeat(player, journal, seen) for player in players],
+        on_end=_journal_ending(journal, seen),
     )
     assert ending is not None, "bots cannot stop a game"
     return GameResult(

@@ -165,6 +165,11 @@ class BotCommand:
         object.__setattr__(self, "env", MappingProxyType(dict(self.env)))
         object.__setattr__(self, "limits", MappingProxyType(dict(self.limits)))
 
+    def __reduce__(self) -> tuple[type[BotCommand], tuple[object, ...]]:
+        # Pickled to reach a worker process; its read-only views of mappings cannot be.
+        fields = (self.argv, self.name, self.cwd, dict(self.env), dict(self.limits))
+        return (BotCommand, (*fields, self.network, self.cpus))
+
     def resolved_argv(self) -> tuple[str, ...]:
         """The argv to run: a bare ``python`` or ``python3`` is the referee's own
         interpreter, so ``python -m bots.random`` works wherever the referee does

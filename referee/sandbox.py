@@ -836,14 +836,21 @@ class _CpuPool:
     def __init__(self) -> None:
         self._mutex = threading.Lock()
         self._use: dict[int, int] = {}
+        self._share: tuple[int, ...] | None = None
+
+    def confine(self, cpus: Iterable[int]) -> None:
+        """From now on, give new bots the least used of ``cpus`` only: this process's share
+        of the machine's CPUs, when several processes start bots (a tournament's worker
+        processes), each leasing from a share of its own."""
+        with self._mutex:
+            self._share = tuple(sorted(cpus))
 
     @contextlib.contextmanager
     def lease(self, cpus: tuple[int, ...] | None) -> Iterator[tuple[int, ...]]:
         with self._mutex:
-            if not self._use:
-                self._use = dict.fromkeys(sorted(os.sched_getaffinity(0)), 0)
             if cpus is None:
-                cpus = (min(self._use, key=lambda cpu: (self._use[cpu], cpu)),)
+                share = self._share or sorted(os.sched_getaffinity(0))
+                cpus = (min(share, key=lambda cpu: (self._use.get(cpu, 0), cpu)),)
             for cpu in cpus:
                 self._use[cpu] = self._use.get(cpu, 0) + 1
         try:

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ import trio
 from fakebots import FAKEBOTS, MARK, leftover_processes, stop_stranded_sandboxes
 
 import tournaments.runner
+import tournaments.workers
 from referee.errors import RecordError, RefereeFault
 from referee.games import game_seed
 from referee.match import GameResult
@@ -47,6 +48,7 @@ from tournaments.runner import (
     run_tournament,
 )
 from tournaments.store import ResultStore, StoreError
+from tournaments.workers import GameDone, GameJob, Pool, Work, process_pool, task_pool
 
 REPO = Path(__file__).resolve().parents[1]
 SLOW_BOT = (
@@ -119,7 +121,7 @@ class Recorder(Progress):
         self.started: set[int] = set()
         self.finished: list[int] = []
         self.most_at_once = 0
-        self.results: list[GameResult] = []
+        self.results: list[GameDone] = []
         self.closed = False
 
     def begin(self, *, event: str, total: int, done: int, standings: RatingTable) -> None:
@@ -130,7 +132,7 @@ class Recorder(Progress):
         self.started.add(pairing.index)
         self.most_at_once = max(self.most_at_once, len(self.started))
 
-    def game_finished(self, pairing: Pairing, result: GameResult, standings: RatingTable) -> None:
+    def game_finished(self, pairing: Pairing, result: GameDone, standings: RatingTable) -> None:
         self.started.remove(pairing.index)
         self.finished.append(pairing.index)
         self.results.append(result)
@@ -462,14 +464,42 @@ async def test_openings_are_played_from_their_positions_with_both_colours(tmp_pa
     assert all(verify(g).valid for g in games)
 
 
+class CountingPool:
+    """A pool of worker processes that counts the games it plays at once."""
+
+    def __init__(self, pool: Pool) -> None:
+        self.pool, self.slots = pool, pool.slots
+        self.playing = self.most = 0
+
+    async def check(self, names: tuple[str, ...], start: str | None) -> None:
+        await self.pool.check(names, start)
+
+    async def play(self, slot: int, job: GameJob) -> GameDone:
+        self.playing += 1
+        self.most = max(self.most, self.playing)
+        try:
+            return await self.pool.play(slot, job)
+        finally:
+            self.playing -= 1
+
+
 async def test_games_overlap_at_concurrency_two_and_never_more(tmp_path):
     # Each game needs many round trips to bot processes; while one waits on them, the
-    # other worker starts its game. No clock is read: the runner's own reports count.
+    # other worker plays its game. No clock is read: the pool counts.
     cfg = config(tmp_path, "slow", "slow", "slow", "slow", concurrency=2)
+    counted: list[CountingPool] = []
+
+    @contextlib.asynccontextmanager
+    async def counting(work: Work, slots: int) -> AsyncIterator[CountingPool]:
+        async with process_pool(work, slots) as pool:
+            counted.append(CountingPool(pool))
+            yield counted[-1]
+
     progress = Recorder()
-    await run_tournament(cfg, progress=progress)
+    await run_tournament(cfg, progress=progress, pool=counting)
     assert len(progress.results) == 6
-    assert progress.most_at_once == 2
+    (pool,) = counted
+    assert pool.most == 2
 
 
 async def test_crashing_and_hanging_bots_lose_and_the_tournament_goes_on(tmp_path):
@@ -542,7 +572,8 @@ async def test_cancelling_drops_running_games_keeps_finished_ones_and_reaps_ever
         progress = Recorder(stop=scope)
         await run_tournament(cfg, progress=progress)
     assert scope.cancelled_caught and progress.closed
-    assert progress.started == {1}  # p2-p3, dropped
+    # p2-p3 was dropped, and so was the game p1-p4's worker took at once (if it did).
+    assert 1 in progress.started and progress.started <= {1, 2}
     assert leftover_processes() == []
     assert [(game.index, game.players) for game in stored(cfg.output)] == [(0, ("p1", "p4"))]
     assert_pgn_matches_store(cfg.output)
@@ -563,8 +594,8 @@ async def test_a_verdant_table_of_three_bundled_bots_plays_every_seat(tmp_path):
         assert game.result == game.tags["Places"]  # 3 seats: the Result is the places
     rows = {row.index: row for row in stored(out)}
     for result in progress.results:
-        row = next(r for r in rows.values() if r.players == result.players)
-        assert (row.places, row.scores) == (result.ending.places, result.ending.scores)
+        row = next(r for r in rows.values() if r.players == result.game.players)
+        assert (row.places, row.scores) == (result.game.places, result.game.scores)
     assert table.kind == "tables" and sum(row.games for row in table.players) == 9
     points = sum(score for row in rows.values() for score in row.scores)
     assert sum(row.points for row in table.players) == points
@@ -640,6 +671,15 @@ def games_recorded(out: Path) -> int:
             return 0
 
 
+def children(pid: int) -> list[int]:
+    """The processes ``pid`` started and has not reaped (its worker processes)."""
+    found: list[int] = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with contextlib.suppress(FileNotFoundError):
+            found += map(int, Path(f"/proc/{pid}/task/{task}/children").read_text().split())
+    return found
+
+
 def wait_for_games(out: Path, count: int, runner: subprocess.Popen[Any]) -> int:
     """Wait until the runner has recorded ``count`` games; return how many it had."""
     deadline = time.monotonic() + HANG_GUARD
@@ -710,6 +750,25 @@ async def test_a_tournament_killed_at_any_moment_resumes_without_losing_or_repea
     assert len(games) == 12
     assert sum(row.games for row in table.players) == 24
     assert leftover_processes() == []
+
+
+def test_a_worker_process_killed_mid_game_has_its_game_played_again_once(tmp_path):
+    path = slow_tournament(tmp_path)
+    out = tmp_path / "out"
+    runner = start_cli("tournament", path, "--quiet", cwd=tmp_path)
+    wait_for_games(out, 2, runner)
+    workers = children(runner.pid)
+    assert len(workers) == 2  # concurrency 2: two worker processes, the bots are theirs
+    os.kill(workers[0], signal.SIGKILL)
+    _, stderr = runner.communicate(timeout=HANG_GUARD * 2)
+    assert runner.returncode == 0, stderr
+    (warning,) = [line for line in stderr.splitlines() if "worker process" in line]
+    assert "was killed by SIGKILL while playing game" in warning, warning
+    assert warning.endswith(": playing it again"), warning
+    assert sorted(game.index for game in stored(out)) == list(range(12))
+    assert_no_game_blames_the_referee(out)
+    assert_pgn_matches_store(out)
+    wait_for_no_leftovers()
 
 
 @pytest.mark.parametrize(
@@ -1140,9 +1199,11 @@ def test_running_out_of_file_descriptors_mid_run_stops_it_and_a_resume_completes
     out = tmp_path / "out"
     runner = start_cli("tournament", path, "--quiet", cwd=tmp_path)
     wait_for_games(out, 2, runner)
-    # From now on the referee cannot open one more file (the children it runs keep theirs).
-    in_use = len(os.listdir(f"/proc/{runner.pid}/fd"))
-    resource.prlimit(runner.pid, resource.RLIMIT_NOFILE, (in_use, in_use))
+    # From now on neither the referee nor its worker processes can open one more file (the
+    # bots they run keep theirs).
+    for pid in (runner.pid, *children(runner.pid)):
+        in_use = len(os.listdir(f"/proc/{pid}/fd"))
+        resource.prlimit(pid, resource.RLIMIT_NOFILE, (in_use, in_use))
     _, stderr = runner.communicate(timeout=HANG_GUARD)
     assert runner.returncode == 1, stderr
     line = one_error_line(stderr)
@@ -1171,9 +1232,10 @@ async def test_two_workers_failing_at_once_are_one_error_and_record_nothing(tmp_
         await both_started.wait()
         raise RefereeFault("cannot start 'bot': Too many open files")
 
-    monkeypatch.setattr(tournaments.runner, "play_game", out_of_files)
+    # In the coordinator's own loop, where the patch reaches.
+    monkeypatch.setattr(tournaments.workers, "play_game", out_of_files)
     with pytest.raises(RefereeFault) as caught:
-        await run_tournament(cfg)
+        await run_tournament(cfg, pool=task_pool())
     message = str(caught.value)
     assert message.startswith("cannot start 'bot': Too many open files; game ")
     assert "was not recorded; the run stopped with 0 of 6 games played" in message

@@ -8,12 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from referee.match import GameResult
-from referee.pgn import GameRecord
-from referee.session import Ending
 from referee.untrusted import ELLIPSIS, MAX_TEXT_LENGTH, clip, for_terminal, printable
 from tournaments.pairings import Pairing
 from tournaments.progress import describe_game
+from tournaments.store import GameRecord
+from tournaments.workers import GameDone
 
 
 @pytest.mark.parametrize(
@@ -59,10 +58,9 @@ def test_clip_bounds_the_length_and_says_so() -> None:
 def test_a_finished_game_line_shows_no_escape_codes() -> None:
     pairing = Pairing(index=6, round=2, players=("ann", "bea"))
     reason = 'Green (ann) forfeits: invalid message: "\x1b[2J\x1b]0;owned\x07\n[Result "1/2-1/2"]'
-    ending = Ending(scores=(0.0, 1.0), termination="rules infraction", reason=reason)
-    record = GameRecord(tags={"White": "ann", "Black": "bea"}, result="0-1")
-    result = GameResult(record=record, ending=ending, players=("ann", "bea"))
-    line = describe_game(pairing, result, 1.25)
+    stored = GameRecord(6, ("ann", "bea"), "0-1", (2, 1), (0.0, 1.0), "x", reason, 0, "", "")
+    game = GameDone(game=stored, logs=(), page="", seconds=1.25)
+    line = describe_game(pairing, game, 1.25)
     assert line == (
         'game 7 (round 2): ann - bea 0-1, Green (ann) forfeits: invalid message: " '
         '[Result "1/2-1/2"], 1.2 s'

@@ -16,8 +16,9 @@ A tournament file looks like this::
     rounds = 5                    # Swiss only (default: the most, n - 1 or n for odd n)
     tiebreaks = 1                 # knockout only: pairs of tie-break games (default 1)
     concurrency = 2               # games at once (default: the number of CPUs)
+    cluster = "tcp://10.0.0.1:8786"  # play on this Dask cluster instead (docs/cluster.md)
     openings = "openings.txt"     # start positions, one a line; each played in every seat
-    seed = 12345                  # reproducible deals (default: a secret seed per game)
+    seed = 5170389406611263270    # reproducible deals (default: a secret seed per game)
     output = "runs/quick"         # the output directory (default: ./<file name without .toml>)
     sandbox = "auto"              # "on", "off": see docs/security.md
     memory = "2G"                 # the default limits of every bot (see docs/security.md)
@@ -42,6 +43,12 @@ A tournament file looks like this::
     [[players]]
     cmd = "python -m bots.greedy"
 
+    [[players]]
+    name = "alice"                # a remote player: it connects to ``referee serve``
+    remote = true                 # (no cmd; see docs/server.md)
+
+    [server]                      # ``referee serve`` only: see referee.server.settings
+
 A player may also be one string in :meth:`~referee.process.BotCommand.parse`'s
 forms (``players = ["python -m bots.random", "name=g cmd='python -m bots.greedy'"]``).
 
@@ -60,7 +67,9 @@ advance: :meth:`TournamentConfig.bracket` gives them. Without ``seed`` every gam
 secret random seed of its own (recorded in its ``Seed`` tag once it is over): a seed
 a bot could guess would tell it every card still to come. With ``seed``, each game's
 seed is :func:`~referee.games.base.game_seed` of it and the game's index, so a
-tournament can be replayed deal for deal; keep such a seed private until the end.
+tournament can be replayed deal for deal; keep such a seed private until the end, and
+draw it at random (a finished game's ``Seed`` tag is public: from a guessable tournament
+seed, every later game's seed could be computed).
 
 ``[options]`` holds the game's own options (Ivy: ``turn_limit``; Verdant:
 ``variant``), checked by the game (``check_options``); the CLI's ``--option
@@ -78,7 +87,7 @@ and the event PGN-safe (:func:`check_pgn_name`); the output directory not empty.
 
 :meth:`TournamentConfig.to_json` is the snapshot the results store keeps to
 make sure a resumed run is the same tournament: everything that changes
-results, but not ``concurrency`` or ``output``.
+results, but not ``concurrency``, ``cluster`` or ``output``.
 """
 
 from __future__ import annotations
@@ -109,6 +118,7 @@ from referee.sandbox import (
     parse_cpus,
     parse_limit,
 )
+from referee.server.settings import ServerError, ServerSettings
 from tournaments.knockout import Knockout, knockout
 from tournaments.pairings import Schedule, gauntlet, round_robin
 from tournaments.swiss import Swiss, swiss
@@ -135,6 +145,7 @@ KEYS = (
     "rounds",
     "tiebreaks",
     "concurrency",
+    "cluster",
     "openings",
     "seed",
     "output",
@@ -143,14 +154,15 @@ KEYS = (
     "sandbox",
     *LIMIT_KEYS,
     "affinity",
+    "server",
 )
 """The keys of a tournament file, and the keyword overrides :func:`load_config` takes."""
 
 OPTION_TYPES = (str, int, float, bool)
 """What a game option's value may be in a tournament file (the game checks the rest)."""
 
-PLAYER_KEYS = ("name", "cmd", "dir", "env", *LIMIT_KEYS, "network", "cpus")
-"""The keys of one ``[[players]]`` table."""
+PLAYER_KEYS = ("name", "cmd", "dir", "env", *LIMIT_KEYS, "network", "cpus", "remote")
+"""The keys of one ``[[players]]`` table (a remote one has only ``name`` and ``remote``)."""
 
 _SANDBOX_KEYS = ("sandbox", *LIMIT_KEYS, "affinity")
 """The top-level keys that make the :class:`~referee.sandbox.SandboxPolicy`."""
@@ -204,10 +216,15 @@ def check_pgn_name(label: str, text: str, max_length: int = MAX_NAME_LENGTH) -> 
 
 @dataclass(frozen=True, slots=True)
 class Entrant:
-    """One player of a tournament: its unique name and how to start its bot."""
+    """One player of a tournament: its unique name and how to start its bot, or ``None``
+    for a remote player, whose bot connects to the match server (``referee serve``)."""
 
     name: str
-    command: BotCommand
+    command: BotCommand | None
+
+    @property
+    def remote(self) -> bool:
+        return self.command is None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -236,10 +253,15 @@ class TournamentConfig:
     rounds: int | None = None
     tiebreaks: int | None = None
     concurrency: int = field(default_factory=default_concurrency)
+    cluster: str | None = None
+    """The Dask scheduler whose workers play the games (docs/cluster.md); ``None``: worker
+    processes on this machine."""
     openings: tuple[str, ...] = ()
     openings_file: Path | None = None
     seed: int | None = None
     sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)
+    server: ServerSettings | None = None
+    """The ``[server]`` table (``referee serve``), ``None`` when the file has none."""
 
     def __post_init__(self) -> None:
         if not self.players:
@@ -266,6 +288,11 @@ class TournamentConfig:
             raise ConfigError(f"games per pairing must be at least 1, not {self.games}")
         if self.concurrency < 1:
             raise ConfigError(f"concurrency must be at least 1, not {self.concurrency}")
+        if self.cluster is not None and self.cluster.split() != [self.cluster]:
+            raise ConfigError(
+                "cluster must be a Dask scheduler address such as tcp://host:8786,"
+                f" not {self.cluster!r}"
+            )
         if self.seed is not None and not -MAX_SEED <= self.seed <= MAX_SEED:
             raise ConfigError(f"seed must be from {-MAX_SEED} to {MAX_SEED}, not {self.seed}")
         self._check_game()
@@ -311,6 +338,25 @@ class TournamentConfig:
     def names(self) -> tuple[str, ...]:
         """The players' names, in the order given (the schedule numbers them so)."""
         return tuple(player.name for player in self.players)
+
+    @property
+    def commands(self) -> dict[str, BotCommand]:
+        """How to start each local player's bot, by name (remote players are left out)."""
+        return {p.name: p.command for p in self.players if p.command is not None}
+
+    @property
+    def remote_names(self) -> tuple[str, ...]:
+        """The remote players' names (``remote = true``), in the order given."""
+        return tuple(player.name for player in self.players if player.remote)
+
+    def check_local(self) -> None:
+        """Refuse (:class:`ConfigError`) remote players: only the match server plays them."""
+        if self.remote_names:
+            listed = ", ".join(self.remote_names)
+            raise ConfigError(
+                f"remote players ({listed}) connect over the network:"
+                " play this tournament with `referee serve`"
+            )
 
     @property
     def seats(self) -> int:
@@ -378,8 +424,9 @@ class TournamentConfig:
     def to_json(self) -> str:
         """The settings that decide results, as canonical JSON (sorted keys, no spaces).
 
-        Concurrency and the output directory are left out: a tournament may be
-        resumed with more or fewer games at once, or from a moved directory. The
+        Concurrency, the cluster and the output directory are left out: a tournament may
+        be resumed with more or fewer games at once, on a cluster or not, or from a moved
+        directory. The
         options are those given, as the game checked them (a default left unsaid
         stays unsaid), and ``players_per_table`` is there only for a game that seats
         more than one number of players: the snapshot of a two-seat Ivy tournament
@@ -401,7 +448,9 @@ class TournamentConfig:
             "openings": list(self.openings),
             "seed": self.seed,
             "players": [
-                {
+                {"name": player.name, "remote": True}
+                if player.command is None
+                else {
                     "name": player.name,
                     "argv": list(player.command.argv),
                     "dir": player.command.cwd,
@@ -446,6 +495,8 @@ def load_config(path: str | os.PathLike[str] | None = None, **overrides: Any) ->
             continue
         if key == "players":
             values[key] = _entrants(value, base=None, source=None)
+        elif key == "server":
+            values[key] = _server(value, None, None)
         elif key == "options":
             values[key] = {**values.get(key, {}), **_options(value, None)}
         elif key in _SANDBOX_KEYS:
@@ -477,6 +528,8 @@ def _read_file(path: Path) -> dict[str, Any]:
     for key, value in data.items():
         if key == "players":
             values[key] = _entrants(value, base=base, source=source)
+        elif key == "server":
+            values[key] = _server(value, base, source)
         elif key == "options":
             values[key] = _options(value, source)
         elif key in _SANDBOX_KEYS:
@@ -519,7 +572,9 @@ def _build(values: Mapping[str, Any]) -> TournamentConfig:
         "rounds",
         "tiebreaks",
         "concurrency",
+        "cluster",
         "seed",
+        "server",
     ):
         if key in values:
             settings[key] = values[key]
@@ -555,7 +610,10 @@ def _sandbox_setting(key: str, value: Any, source: str | None) -> Any:
 
 
 _KINDS: dict[str, tuple[tuple[type, ...], str]] = {
-    **{key: ((str,), "a string") for key in ("event", "game", "format", "openings", "output")},
+    **{
+        key: ((str,), "a string")
+        for key in ("event", "game", "format", "openings", "output", "cluster")
+    },
     **{
         key: ((int,), "a whole number")
         for key in (
@@ -636,31 +694,69 @@ def _options(options: Any, source: str | None) -> dict[str, Any]:
     return dict(options)
 
 
+def _server(value: Any, base: Path | None, source: str | None) -> ServerSettings:
+    """The ``[server]`` table (or a :class:`ServerSettings` given as an override)."""
+    if isinstance(value, ServerSettings):
+        return value
+    try:
+        return ServerSettings.from_table(value, base, source)
+    except ServerError as error:
+        raise ConfigError(str(error)) from None
+
+
 def _entrants(players: Any, *, base: Path | None, source: str | None) -> tuple[Entrant, ...]:
-    """The players of a file (``base`` its folder) or of overrides, named uniquely."""
+    """The players of a file (``base`` its folder) or of overrides, named uniquely.
+
+    A remote player (``remote = true``) keeps the name it is given; the others' names
+    are made unique around them."""
     where = f"{source}: " if source is not None else ""
     if not isinstance(players, list | tuple):
         raise ConfigError(f"{where}players must be a list of players, not {players!r}")
-    commands: list[BotCommand] = []
+    commands: list[BotCommand | str] = []
     for number, player in enumerate(players, start=1):
         try:
-            command = _command(player, base)
+            remote = _remote_name(player)
+            command = _command(player, base) if remote is None else remote
         except RefereeError as error:
             raise ConfigError(f"{where}player {number}: {error}") from None
         commands.append(command)
-    explicit = [command.name for command in commands if command.name]
+    explicit = [c if isinstance(c, str) else c.name for c in commands]
     for name in explicit:
-        if explicit.count(name) > 1:
+        if name and explicit.count(name) > 1:
             raise ConfigError(f"{where}player name {name!r} is given more than once")
+    local = [command for command in commands if not isinstance(command, str)]
+    names = iter(unique_names(local))
     return tuple(
-        Entrant(name, command)
-        for name, command in zip(unique_names(commands), commands, strict=True)
+        Entrant(command, None) if isinstance(command, str) else Entrant(next(names), command)
+        for command in commands
     )
+
+
+def _remote_name(player: Any) -> str | None:
+    """The name of a remote player (``{name = "…", remote = true}`` or an :class:`Entrant`
+    without a command), ``None`` for a player with a command."""
+    if isinstance(player, Entrant):
+        return player.name if player.command is None else None
+    if not isinstance(player, dict) or "remote" not in player:
+        return None
+    remote = player["remote"]
+    if not isinstance(remote, bool):
+        raise ConfigError(f"remote must be true or false, not {remote!r}")
+    if not remote:
+        return None
+    other = [key for key in player if key not in ("name", "remote")]
+    if other:
+        raise ConfigError(f"a remote player has only a name, not {other[0]}")
+    name = player.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigError(f"a remote player needs a name, a non-empty string, not {name!r}")
+    return name
 
 
 def _command(player: Any, base: Path | None) -> BotCommand:
     """One player's :class:`BotCommand`, from a string, a table or an :class:`Entrant`."""
     if isinstance(player, Entrant):
+        assert player.command is not None, "a remote player is taken by _remote_name"
         return dataclasses.replace(player.command, name=player.name)
     if isinstance(player, BotCommand):
         return player
@@ -679,7 +775,7 @@ def _command(player: Any, base: Path | None) -> BotCommand:
 def _command_from_table(table: Mapping[str, Any]) -> BotCommand:
     """A ``[[players]]`` table as a :class:`BotCommand`."""
     if "cmd" not in table:
-        raise ConfigError("cmd is missing")
+        raise ConfigError("cmd is missing (or remote = true for a remote player)")
     cmd = table["cmd"]
     if isinstance(cmd, str):
         argv = BotCommand.parse(cmd).argv

@@ -22,11 +22,11 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from referee.match import GameResult
 from referee.untrusted import for_terminal, printable
 from tournaments.pairings import Pairing
 from tournaments.ratings import RatingTable
 from tournaments.report import rating_table
+from tournaments.workers import GameDone
 
 STANDINGS_SHOWN = 10
 """How many players the live standings show (the best ones)."""
@@ -41,7 +41,7 @@ class Progress:
     def game_started(self, pairing: Pairing) -> None:
         """A game has started."""
 
-    def game_finished(self, pairing: Pairing, result: GameResult, standings: RatingTable) -> None:
+    def game_finished(self, pairing: Pairing, finished: GameDone, standings: RatingTable) -> None:
         """A game has ended and is recorded; ``standings`` counts it."""
 
     def refresh(self) -> None:
@@ -51,7 +51,7 @@ class Progress:
         """The run is over (finished or stopped): stop displaying."""
 
 
-def describe_game(pairing: Pairing, result: GameResult, seconds: float | None = None) -> str:
+def describe_game(pairing: Pairing, finished: GameDone, seconds: float | None = None) -> str:
     """A finished game in one line: ``game 7 (round 2): random - greedy 0-1, <reason>, 3.2 s``.
 
     The players are named in seat order and the result is the record's (``2-1-3``
@@ -63,7 +63,7 @@ def describe_game(pairing: Pairing, result: GameResult, seconds: float | None = 
     players = " - ".join(printable(name) for name in pairing.players)
     return (
         f"game {pairing.index + 1} (round {pairing.round}): {players}"
-        f" {result.result}, {for_terminal(result.ending.reason)}{took}"
+        f" {finished.game.result}, {for_terminal(finished.game.reason)}{took}"
     )
 
 
@@ -94,13 +94,13 @@ class _Watcher(Progress):
     def game_started(self, pairing: Pairing) -> None:
         self.running[pairing.index] = (pairing, time.monotonic())
 
-    def game_finished(self, pairing: Pairing, result: GameResult, standings: RatingTable) -> None:
+    def game_finished(self, pairing: Pairing, finished: GameDone, standings: RatingTable) -> None:
         running = self.running.pop(pairing.index, None)
         self.done += 1
         self.finished_now += 1
         self.standings = standings
         took = None if running is None else time.monotonic() - running[1]
-        self.report(describe_game(pairing, result, took))
+        self.report(describe_game(pairing, finished, took))
 
     def report(self, line: str) -> None:
         """Show one line about a finished game."""

@@ -62,6 +62,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
+import numpy
+
 from referee.errors import RefereeError
 from referee.tally import Tally
 
@@ -573,27 +575,25 @@ class _Model:
             total += sum(0.5 * (_log_sigmoid(s) + _log_sigmoid(-s)) for s in strength)
         return total
 
-    def gradient_and_information(
-        self, strength: list[float]
-    ) -> tuple[list[float], list[list[float]]]:
+    def gradient_and_information(self, strength: list[float]) -> tuple[list[float], numpy.ndarray]:
         """The gradient of the log-likelihood and the information (its negative Hessian)."""
         gradient = [0.0] * self.size
-        information = [[0.0] * self.size for _ in range(self.size)]
+        information = numpy.zeros((self.size, self.size))
         for pair in self.pairs:
             i, j = pair.first, pair.second
             p = _sigmoid(strength[i] - strength[j])
             gradient[i] += pair.score - pair.games * p
             gradient[j] -= pair.score - pair.games * p
             weight = pair.games * p * (1 - p)
-            information[i][i] += weight
-            information[j][j] += weight
-            information[i][j] -= weight
-            information[j][i] -= weight
+            information[i, i] += weight
+            information[j, j] += weight
+            information[i, j] -= weight
+            information[j, i] -= weight
         if self.virtual_draws:
             for i, s in enumerate(strength):
                 p = _sigmoid(s)
                 gradient[i] += 0.5 - p
-                information[i][i] += p * (1 - p)
+                information[i, i] += p * (1 - p)
         return gradient, information
 
     def fit(self) -> list[float]:
@@ -608,8 +608,10 @@ class _Model:
         current = self.log_likelihood(strength)
         for _ in range(MAX_NEWTON_STEPS):
             gradient, information = self.gradient_and_information(strength)
-            bordered = [[*row, 1.0] for row in information] + [[1.0] * n + [0.0]]
-            step = _solve(bordered, [*gradient, 0.0])[:n]
+            bordered = numpy.ones((n + 1, n + 1))
+            bordered[:n, :n] = information
+            bordered[n, n] = 0.0
+            step = _solve(bordered, numpy.array([*gradient, 0.0]))[:n]
             length = 1.0
             while True:
                 trial = [s + length * d for s, d in zip(strength, step, strict=True)]
@@ -631,45 +633,31 @@ class _Model:
         """
         n = self.size
         _, information = self.gradient_and_information(strength)
-        row_mean = [sum(row) / n for row in information]
-        mean = sum(row_mean) / n
-        shifted = [
-            [information[i][j] - row_mean[i] - row_mean[j] + mean + 1 / n for j in range(n)]
-            for i in range(n)
-        ]
-        inverse = _inverse(shifted)
-        return [[inverse[i][j] - 1 / n for j in range(n)] for i in range(n)]
+        row_mean = information.mean(axis=1)
+        shifted = information - row_mean[:, None] - row_mean[None, :] + row_mean.mean() + 1 / n
+        inverse: list[list[float]] = (_inverse(shifted) - 1 / n).tolist()
+        return inverse
 
 
-def _solve(matrix: list[list[float]], rhs: list[float]) -> list[float]:
-    """The solution ``x`` of ``matrix · x = rhs`` (Gaussian elimination, partial pivoting)."""
-    return [row[0] for row in _eliminate(matrix, [[value] for value in rhs])]
+# NumPy's LAPACK does the linear algebra: a field of 1,000 players is a 1,000 × 1,000
+# system, whose elimination in Python took minutes.
 
 
-def _inverse(matrix: list[list[float]]) -> list[list[float]]:
+def _solve(matrix: numpy.ndarray, rhs: numpy.ndarray) -> list[float]:
+    """The solution ``x`` of ``matrix · x = rhs``."""
+    try:
+        solution: list[float] = numpy.linalg.solve(matrix, rhs).tolist()
+    except numpy.linalg.LinAlgError:
+        raise ArithmeticError("singular matrix in the rating fit") from None
+    return solution
+
+
+def _inverse(matrix: numpy.ndarray) -> numpy.ndarray:
     """The inverse of a non-singular square matrix."""
-    n = len(matrix)
-    return _eliminate(matrix, [[float(i == j) for j in range(n)] for i in range(n)])
-
-
-def _eliminate(matrix: list[list[float]], rhs: list[list[float]]) -> list[list[float]]:
-    """``X`` with ``matrix · X = rhs``, by Gauss–Jordan elimination with partial pivoting."""
-    n = len(matrix)
-    rows = [[*a, *b] for a, b in zip(matrix, rhs, strict=True)]
-    for column in range(n):
-        pivot = max(range(column, n), key=lambda r: abs(rows[r][column]))
-        if rows[pivot][column] == 0:
-            raise ArithmeticError("singular matrix in the rating fit")
-        rows[column], rows[pivot] = rows[pivot], rows[column]
-        lead = rows[column]
-        scale = lead[column]
-        lead[:] = [value / scale for value in lead]
-        for r in range(n):
-            factor = rows[r][column]
-            if r != column and factor != 0:
-                target = rows[r]
-                target[:] = [t - factor * v for t, v in zip(target, lead, strict=True)]
-    return [row[n:] for row in rows]
+    try:
+        return numpy.linalg.inv(matrix)
+    except numpy.linalg.LinAlgError:
+        raise ArithmeticError("singular matrix in the rating fit") from None
 
 
 # --- a two-player match ----------------------------------------------------------

@@ -1,12 +1,12 @@
 """Running a tournament: several games at once, results that survive anything, resumable.
 
 :func:`run_tournament` plays the schedule of a :class:`~tournaments.config.TournamentConfig`
-with ``concurrency`` worker tasks. Each worker takes the next unplayed game,
-plays it with :func:`~referee.match.play_game` on bot processes it keeps between
-games (a worker runs at most the bots of its current game, one per seat; a bot
-that faulted is restarted by ``play_game``), with the game's seed
-(:meth:`~tournaments.config.TournamentConfig.game_seed`), and records the result.
-The output directory holds:
+as the coordinator: it hands each unplayed game, with its seed
+(:meth:`~tournaments.config.TournamentConfig.game_seed`), to a pool
+(:mod:`tournaments.workers`: ``concurrency`` worker processes by default, each
+playing one game at a time on bot processes it keeps between games; or a Dask
+cluster, :mod:`tournaments.cluster`), and records each game that comes back. Only
+the coordinator writes the output directory, which holds:
 
 ``results.sqlite``
     The results store (:mod:`tournaments.store`): the settings and one row per
@@ -18,13 +18,16 @@ The output directory holds:
     so a kill at any moment (even ``kill -9``) never leaves a duplicate or half a
     game once the tournament is run again, and no true game in either file is lost.
 ``ratings.json``, ``ratings.csv``
-    The rating table (:mod:`tournaments.report`), refreshed after every game
+    The rating table (:mod:`tournaments.report`), refreshed after every game (in a
+    run so long that rating every game so far takes time, less often: see
+    :data:`REFRESH_SHARE`; always after the last)
     (:mod:`tournaments.ratings` says how games of any seat count are rated; solo
     games are ranked by mean score).
 ``logs/game-0007.log``
     The ``log`` messages bots sent during game 7 (numbered from 1), if any.
 ``logs/run-2/worker-1/<bot>-<n>.stderr.log``
-    The stderr of each bot process, per run of the command and per worker.
+    The stderr of each bot process, per run of the command and per worker process
+    (whose own stderr is ``logs/run-2/worker-1/worker.log``).
 ``bots.pids``
     Each bot sandbox (or unsandboxed bot) started by the current run; the next run
     first stops those still alive (:func:`~referee.process.stop_leftovers`).
@@ -58,37 +61,42 @@ import math
 import os
 import resource
 import signal
-import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import trio
 
-from referee.errors import RecordError, RefereeError, RefereeFault
-from referee.match import BotPlayer, GameResult, play_game
+from referee.errors import (
+    RecordError,
+    RefereeError,
+    RefereeFault,
+    describe_failure,
+    is_own_failure,
+    leaves,
+)
 from referee.pgn import (
     PgnError,
-    format_game,
     iter_pgn_headers,
     result_places,
     seat_players,
     tagged_scores,
 )
-from referee.preflight import preflight
-from referee.process import BotCommand, stop_leftovers
+from referee.process import stop_leftovers
 from referee.untrusted import clip, printable
 from tournaments.config import TournamentConfig
 from tournaments.knockout import Knockout
 from tournaments.pairings import Pairing
 from tournaments.progress import Progress
 from tournaments.ratings import Kind, Played, RatingError, RatingTable, TableResult, rate
-from tournaments.recovery import numbered, open_records
+from tournaments.recovery import open_records
 from tournaments.report import Outcome, to_csv, to_json
 from tournaments.site import complete_site, update_site
 from tournaments.store import DATABASE, PGN, ResultStore, append_pgn
 from tournaments.swiss import Finished, Swiss
+from tournaments.workers import GameDone, GameJob, Pool, PoolFactory, Work, process_pool
 
 RATINGS_JSON = "ratings.json"
 RATINGS_CSV = "ratings.csv"
@@ -114,6 +122,10 @@ __all__ = [
 SITE_TICK = 5.0
 """The most seconds between two writes of the site's index during a run (it reads every
 stored game, so it is not rewritten after each one); the last game always writes it."""
+
+REFRESH_SHARE = 0.05
+"""The most of a run's time the ratings, and the site's index, may each spend being
+refreshed: in a long run, once their cost grows, they are refreshed less often."""
 
 PROGRESS_TICK = 0.5
 """Seconds between redraws of the live display's clocks."""
@@ -151,7 +163,11 @@ Warn = Callable[[str], None]
 
 
 async def run_tournament(
-    config: TournamentConfig, *, progress: Progress | None = None, warn: Warn | None = None
+    config: TournamentConfig,
+    *,
+    progress: Progress | None = None,
+    warn: Warn | None = None,
+    pool: PoolFactory | None = None,
 ) -> RatingTable:
     """Play (or resume) the tournament and return its ratings.
 
@@ -164,23 +180,40 @@ async def run_tournament(
     when it is being run already or cannot be used,
     :class:`~referee.preflight.PreflightError` when a bot fails the start-up check,
     :class:`~referee.errors.RefereeFault` when the referee's own resources fail,
-    and :class:`TournamentStopped` after Ctrl-C or SIGTERM.
+    and :class:`TournamentStopped` after Ctrl-C or SIGTERM. ``pool`` opens what plays
+    the games (:mod:`tournaments.workers`; default: ``concurrency`` worker processes, or
+    the Dask cluster of ``config.cluster``); without it, remote players are refused
+    (:class:`~tournaments.config.ConfigError`).
     """
     progress = progress or Progress()
     warn = warn or logger.warning
     try:
+        if pool is None:
+            pool = _default_pool(config, warn)
         with _locked(config.output) as writable:
             store, notes = open_records(config, read_only=not writable)
             with store:
                 for note in notes:
                     warn(note)
-                run = _Run(config, store, progress, warn)
+                run = _Run(config, store, progress, warn, pool)
                 if not writable:
                     return run.show()
                 stop_leftovers(config.output / BOT_PIDS)  # what a killed run left running
                 return await run.play()
     finally:
         progress.close()
+
+
+def _default_pool(config: TournamentConfig, warn: Warn) -> PoolFactory:
+    """The pool of ``referee tournament``: the Dask cluster of ``config.cluster``, or
+    worker processes on this machine. Neither plays remote players (``referee serve``'s
+    pool does): a tournament with some is refused here."""
+    config.check_local()
+    if config.cluster is None:
+        return partial(process_pool, warn=warn)
+    from tournaments.cluster import cluster_pool  # Dask is imported for a cluster only
+
+    return cluster_pool(config.cluster, warn=warn)
 
 
 @contextlib.contextmanager
@@ -243,16 +276,18 @@ class _Run:
     """One run of a tournament: the games left to play and the workers playing them."""
 
     def __init__(
-        self, config: TournamentConfig, store: ResultStore, progress: Progress, warn: Warn
+        self,
+        config: TournamentConfig,
+        store: ResultStore,
+        progress: Progress,
+        warn: Warn,
+        pool: PoolFactory,
     ) -> None:
         self.config = config
         self.store = store
         self.progress = progress
         self.warn = warn
-        match = config.match_config()
-        noted = dataclasses.replace(match.sandbox, ledger=config.output / BOT_PIDS)
-        self.match = dataclasses.replace(match, sandbox=noted)
-        self.commands: Mapping[str, BotCommand] = {p.name: p.command for p in config.players}
+        self.open_pool = pool
         self.bracket = config.bracket()
         done = store.done_indices()
         self.finished = len(done)
@@ -272,10 +307,13 @@ class _Run:
         self.played: list[Finished] = (
             []  # a round-robin's schedule needs no results (nor every stored record read)
             if self.bracket is None
-            else [_Finished(game.index, game.players, game.places) for game in store.games()]
+            else [
+                _Finished(game.index, game.players, game.places) for game in store.games(pgn=False)
+            ]
         )
         """A Swiss's or knockout's finished games (the store's, then this run's), which pair
         the next rounds."""
+        self._bracket_cache: tuple[int, list[Pairing], bool] | None = None
         self._running: set[int] = set()
         """The games being played now (a Swiss or knockout: none is offered twice)."""
         self._game_over = trio.Event()
@@ -286,11 +324,26 @@ class _Run:
         # Two seats: as the games say (Ivy's 1/½/0, or points).
         self.kind: Kind | None = "solo" if seats == 1 else None if seats == 2 else "tables"
         self.logs = config.output / LOGS
-        self.run_logs = _next_run_directory(self.logs)
+        match = config.match_config()
+        commands = config.commands
+        # No bot sees the openings, nor another player's dir (its own stays its own).
+        sandbox = match.sandbox.hiding(
+            config.openings_file, *(command.cwd for command in commands.values())
+        )
+        self.work = Work(
+            match=match,
+            commands=commands,
+            sandbox=dataclasses.replace(sandbox, ledger=config.output / BOT_PIDS),
+            seats=config.seats,
+            log_dir=_next_run_directory(self.logs),
+        )
         self.playing = False
         """Whether the games have begun (the bots passed the preflight)."""
-        self._site_at = -math.inf
-        """When the site's index was last written (trio's clock)."""
+        self._standings = self.standings()
+        """The ratings as last computed: after each game while that is cheap (see
+        :class:`_Pace`), and always after the last."""
+        self._ratings_pace = _Pace(least=0.0)
+        self._site_pace = _Pace(least=SITE_TICK)
 
     def standings(self) -> RatingTable:
         """The ratings from the games finished so far (every player listed)."""
@@ -299,11 +352,25 @@ class _Run:
     def complete(self) -> bool:
         """Whether every game is played: the whole schedule, or the Swiss or knockout's
         last round."""
-        if isinstance(self.bracket, Swiss):
-            return self.bracket.finished(self.played)
-        if isinstance(self.bracket, Knockout):
-            return self.bracket.winner(self.played) is not None
-        return self.finished >= self.total
+        if self.bracket is None:
+            return self.finished >= self.total
+        return self._bracket_now()[1]
+
+    def _bracket_now(self) -> tuple[list[Pairing], bool]:
+        """A Swiss's or knockout's games paired now and whether it is over, from the games
+        played so far: computed once for each number of them (pairing a round from all
+        the results is dear, and the workers ask for every game they take)."""
+        played = len(self.played)
+        if self._bracket_cache is None or self._bracket_cache[0] != played:
+            bracket = self.bracket
+            assert bracket is not None
+            over = (
+                bracket.finished(self.played)
+                if isinstance(bracket, Swiss)
+                else bracket.winner(self.played) is not None
+            )
+            self._bracket_cache = (played, bracket.pending(self.played), over)
+        return self._bracket_cache[1], self._bracket_cache[2]
 
     def site_total(self) -> int:
         """The games the site says the tournament holds: the schedule's, or for a finished
@@ -325,7 +392,7 @@ class _Run:
                 f"the tournament in {self.config.output} has {self.finished} of {self.total}"
                 " games played and its directory is read-only: make it writable to resume it"
             )
-        table = self.standings()
+        table = self._standings
         self.progress.begin(
             event=self.config.event, total=self.total, done=self.finished, standings=table
         )
@@ -337,38 +404,38 @@ class _Run:
             event=self.config.event,
             total=self.total,
             done=self.finished,
-            standings=self.standings(),
+            standings=self._standings,
         )
         try:
-            complete_site(self.config.output, self.store, total=self.site_total())
+            complete_site(
+                self.config.output,
+                self.store,
+                total=self.site_total(),
+                standings=self._standings,
+            )
         except OSError as error:
-            raise RefereeFault(f"{_describe(error)}; the site is rebuilt at the next run") from None
+            raise RefereeFault(
+                f"{describe_failure(error)}; the site is rebuilt at the next run"
+            ) from None
         if not self.complete():
             await self._play_pending()
-        table = self.standings()
+        table = self._standings  # the last game refreshed them
         _write_ratings(self.config.output, table, self.outcome())
         return table
 
     async def _play_pending(self) -> None:
-        """Check the bots, then run the workers (and a SIGTERM watcher) until the games run
-        out or a stop; any stop or failure ends as one :class:`RefereeError`."""
-        workers = self._workers()
+        """Open the pool, check the bots, then give the pool's slots games (with a SIGTERM
+        watcher) until the games run out or a stop; any stop or failure ends as one
+        :class:`RefereeError`."""
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(_stop_on_sigterm)
-                await preflight(
-                    self.config.names,
-                    self._player_maker(None),
-                    self.match,
-                    start=self._first.opening,
-                    at_once=max(2, self.config.seats) * workers,
-                )
-                self.store.save_config(self.config.to_json())
-                self.playing = True
-                nursery.start_soon(self._tick)
-                async with trio.open_nursery() as games:
-                    for number in range(1, workers + 1):
-                        games.start_soon(self._worker, number)
+                async with self.open_pool(self.work, self._workers()) as pool:
+                    await pool.check(self.config.names, self._first.opening)
+                    self.store.save_config(self.config.to_json())
+                    self.playing = True
+                    nursery.start_soon(self._tick)
+                    await self._play_and_save(pool)
                 nursery.cancel_scope.cancel()
         except BaseException as error:  # every ending is sorted out here
             raise self._why_stopped(error) from None
@@ -392,13 +459,13 @@ class _Run:
         :class:`RefereeError` itself. Anything else (a cancellation from outside,
         a bug) goes on as it came.
         """
-        leaves = _leaves(error)
+        found = leaves(error)
         played = (
             f"{self.finished} of {self.total} games played; they are kept in {self.config.output}"
         )
         signums = [
             signal.SIGINT if isinstance(leaf, KeyboardInterrupt) else leaf.signum
-            for leaf in leaves
+            for leaf in found
             if isinstance(leaf, KeyboardInterrupt | TournamentStopped)
         ]
         if signums:
@@ -408,15 +475,15 @@ class _Run:
                 f"stopped by {how} with {played}: run the same tournament again to resume",
                 signum=signum,
             )
-        fault = next((leaf for leaf in leaves if _is_fault(leaf)), None)
+        fault = next((leaf for leaf in found if is_own_failure(leaf)), None)
         if fault is not None:
             if not self.playing:
-                return RefereeFault(f"{_describe(fault)} (before any game of this run)")
+                return RefereeFault(f"{describe_failure(fault)} (before any game of this run)")
             return RefereeFault(
-                f"{_describe(fault)}; the run stopped with {played}:"
+                f"{describe_failure(fault)}; the run stopped with {played}:"
                 " run the same command again to resume once that is fixed"
             )
-        mistake = next((leaf for leaf in leaves if isinstance(leaf, RefereeError)), None)
+        mistake = next((leaf for leaf in found if isinstance(leaf, RefereeError)), None)
         return mistake if mistake is not None else error
 
     async def _tick(self) -> None:
@@ -425,53 +492,66 @@ class _Run:
             self.progress.refresh()
             await trio.sleep(PROGRESS_TICK)
 
-    def _player_maker(self, log_dir: Path | None) -> Callable[[str, trio.Nursery], BotPlayer]:
-        """How this run starts a player's bot (its stderr under ``log_dir``, if given)."""
-        # No bot sees the openings, nor another player's dir (its own stays its own).
-        dirs = (command.cwd for command in self.commands.values())
-        sandbox = self.match.sandbox.hiding(self.config.openings_file, *dirs)
+    async def _play_and_save(self, pool: Pool) -> None:
+        """Give each of the pool's slots games until none are left, and save each game as
+        it comes back.
 
-        def make(name: str, nursery: trio.Nursery) -> BotPlayer:
-            return BotPlayer(self.commands[name], name, nursery, log_dir=log_dir, sandbox=sandbox)
+        One task saves, so saves never interleave, and a slot hands its game over and
+        takes its next one at once: its worker plays while the game before is saved. A
+        game handed over but not saved when the run stops is saved before this returns,
+        however it stops (the saves are synchronous), unless saving itself failed.
+        """
+        finished, to_save = trio.open_memory_channel[tuple[Pairing, GameDone]](math.inf)
+        failed = False
 
-        return make
-
-    async def _worker(self, number: int) -> None:
-        """Play games until none are left, keeping bot processes between games."""
-        make = self._player_maker(self.run_logs / f"worker-{number}")
-        bots: dict[str, BotPlayer] = {}
-        async with trio.open_nursery() as nursery:
-            holding: tuple[str, ...] = ()
-            while (pairing := await self._next(holding)) is not None:
-                holding = pairing.players
-                await _close_all(bot for name, bot in bots.items() if name not in holding)
-                for name in holding:
-                    if name not in bots:
-                        bots[name] = make(name, nursery)
-                self.progress.game_started(pairing)
+        async def saver() -> None:
+            nonlocal failed
+            async for pairing, done in to_save:
                 try:
-                    result = await play_game(
-                        [bots[name] for name in holding],
-                        self.match,
-                        round_=str(pairing.round),
-                        seed=self.config.game_seed(pairing.index),
-                        start=pairing.opening,
-                    )
-                except BaseException as error:
-                    fault = next((leaf for leaf in _leaves(error) if _is_fault(leaf)), None)
-                    if fault is None:
-                        raise
-                    raise RefereeFault(
-                        f"{_describe(fault)}; game {pairing.index + 1}, which it interrupted,"
-                        " was not recorded"
-                    ) from None
-                self._save(pairing, result)
-            await _close_all(bots.values())
+                    self._save(pairing, done)
+                except BaseException:
+                    failed = True
+                    raise
+
+        try:
+            async with trio.open_nursery() as games:
+                games.start_soon(saver)
+                async with finished, trio.open_nursery() as slots:
+                    for slot in range(pool.slots):
+                        slots.start_soon(self._worker, pool, slot, finished)
+        finally:
+            while not failed:
+                try:
+                    pairing, done = to_save.receive_nowait()
+                except (trio.WouldBlock, trio.EndOfChannel):
+                    break
+                self._save(pairing, done)
+
+    async def _worker(
+        self,
+        pool: Pool,
+        slot: int,
+        finished: trio.MemorySendChannel[tuple[Pairing, GameDone]],
+    ) -> None:
+        """Have the pool's ``slot`` play games until none are left, handing each to be saved."""
+        holding: tuple[str, ...] = ()
+        while (pairing := await self._next(holding)) is not None:
+            holding = pairing.players
+            self.progress.game_started(pairing)
+            job = GameJob(
+                index=pairing.index,
+                players=pairing.players,
+                round=str(pairing.round),
+                seed=self.config.game_seed(pairing.index),
+                opening=pairing.opening,
+            )
+            finished.send_nowait((pairing, await pool.play(slot, job)))
 
     async def _next(self, holding: tuple[str, ...]) -> Pairing | None:
         """The next game for a worker (``None`` when none are left). In a Swiss or knockout,
         a worker that finds no game to play while others are still being played waits
         until one of them is saved, since it may pair the next round."""
+        await trio.lowlevel.checkpoint_if_cancelled()  # a stopping run starts no game
         while (pairing := self._take(holding)) is None and self._running:
             await self._game_over.wait()
         return pairing
@@ -487,7 +567,7 @@ class _Run:
         if self.bracket is None:
             window.extend(_take_up_to(self._unplayed, len(self.config.players) - len(window)))
         else:  # the games paired now, from the results (the truth), not being played
-            pending = self.bracket.pending(self.played)
+            pending, _ = self._bracket_now()
             window[:] = [p for p in pending if p.index not in self._running]
         if not window:
             return None
@@ -503,7 +583,7 @@ class _Run:
         return pairing
 
     @trio.lowlevel.enable_ki_protection  # Ctrl-C waits until the game is wholly saved
-    def _save(self, pairing: Pairing, result: GameResult) -> None:
+    def _save(self, pairing: Pairing, done: GameDone) -> None:
         """Record a finished game, then append it to the PGN file and refresh the ratings.
 
         The writes are short and synchronous (one transaction, one append,
@@ -512,62 +592,76 @@ class _Run:
         concurrent games never interleave. A write that fails raises
         :class:`RefereeFault`: the game is then wholly in the store or not at all.
         """
-        record = numbered(result.record, pairing.index)
-        ending = result.ending
-        text = format_game(record)
         output = self.config.output
         try:  # the log first: a kill after the game is stored must not lose its evidence
-            if result.logs:
+            if done.logs:
                 self.logs.mkdir(parents=True, exist_ok=True)
                 _write_atomically(
-                    self.logs / f"game-{pairing.index + 1:04d}.log", "\n".join(result.logs) + "\n"
+                    self.logs / f"game-{pairing.index + 1:04d}.log", "\n".join(done.logs) + "\n"
                 )
         except (OSError, RefereeFault) as error:
             raise RefereeFault(
-                f"{_describe(error)}; game {pairing.index + 1} is not recorded and is played"
+                f"{describe_failure(error)}; game {pairing.index + 1} is not recorded and is played"
                 " again at the next run"
             ) from None
-        recorded = self.store.record(
-            pairing.index,
-            players=pairing.players,
-            result=ending.result,
-            places=ending.places,
-            scores=ending.scores,
-            termination=ending.termination,
-            reason=ending.reason,
-            plies=len(record.turns),
-            pgn=text,
-        )
-        self.results.append(TableResult(pairing.players, ending.places, ending.scores))
+        game = done.game
+        recorded = self.store.add(game)
+        self.results.append(TableResult(game.players, game.places, game.scores))
         if self.bracket is not None:
-            self.played.append(_Finished(pairing.index, pairing.players, ending.places))
+            self.played.append(_Finished(game.index, game.players, game.places))
         self.finished += 1
         self._running.discard(pairing.index)
         self._game_over.set()
         self._game_over = trio.Event()
-        standings = self.standings()
+        last = self.complete()
+        index_page = last or self._site_pace.due()
         try:
             if recorded:
-                append_pgn(output / PGN, text)
-            _write_ratings(output, standings, self.outcome())
-            now = trio.current_time()
-            index_page = self.complete() or now >= self._site_at + SITE_TICK
-            update_site(
-                output,
-                self.store,
-                pairing.index,
-                total=self.site_total(),
-                standings=standings,
-                index_page=index_page,
-            )
-            if index_page:
-                self._site_at = now
+                append_pgn(output / PGN, game.pgn)
+            if last or index_page or self._ratings_pace.due():
+                with self._ratings_pace.timing():
+                    self._standings = self.standings()
+                    _write_ratings(output, self._standings, self.outcome())
+            with self._site_pace.timing(index_page):
+                update_site(
+                    output,
+                    self.store,
+                    pairing.index,
+                    page=done.page,
+                    total=self.site_total(),
+                    standings=self._standings,
+                    index_page=index_page,
+                )
         except (OSError, RefereeFault) as error:
             raise RefereeFault(
-                f"{_describe(error)}; game {pairing.index + 1} is recorded in {DATABASE},"
+                f"{describe_failure(error)}; game {pairing.index + 1} is recorded in {DATABASE},"
                 " and the next run rewrites the files made from it"
             ) from None
-        self.progress.game_finished(pairing, result, standings)
+        self.progress.game_finished(pairing, done, self._standings)
+
+
+@dataclass(slots=True)
+class _Pace:
+    """When to redo a refresh that reads every game so far (the ratings, the site's
+    index): at most every ``least`` seconds, and no more often than keeps it within
+    :data:`REFRESH_SHARE` of the time, so that its cost, which grows with the games,
+    never slows a long run down (trio's clock)."""
+
+    least: float
+    at: float = -math.inf
+    cost: float = 0.0
+
+    def due(self) -> bool:
+        return trio.current_time() >= self.at + max(self.least, self.cost / REFRESH_SHARE)
+
+    @contextlib.contextmanager
+    def timing(self, doing: bool = True) -> Iterator[None]:
+        """Time the refresh done inside (when ``doing``)."""
+        started = trio.current_time()
+        yield
+        if doing:
+            self.at = trio.current_time()
+            self.cost = self.at - started
 
 
 @dataclass(frozen=True, slots=True)
@@ -587,35 +681,15 @@ def outcome_of(config: TournamentConfig) -> Outcome:
     if bracket is None:
         return None
     with ResultStore.open(config.output / DATABASE, read_only=True) as store:
-        played = [_Finished(game.index, game.players, game.places) for game in store.games()]
+        played = [
+            _Finished(game.index, game.players, game.places) for game in store.games(pgn=False)
+        ]
     return bracket.standings(played) if isinstance(bracket, Swiss) else bracket.matches(played)
 
 
 def _take_up_to(items: Iterator[Pairing], count: int) -> list[Pairing]:
     """The next ``count`` items (fewer when they run out)."""
     return [item for _, item in zip(range(max(0, count)), items, strict=False)]
-
-
-def _is_fault(error: BaseException) -> bool:
-    """Whether ``error`` is a failure of the referee's own resources, not a bot's."""
-    return isinstance(error, RefereeFault | OSError | sqlite3.Error | MemoryError)
-
-
-def _describe(error: BaseException) -> str:
-    """One line for a failure: a referee error's own message, or what the system said."""
-    if isinstance(error, OSError) and error.strerror:
-        where = f" ({error.filename})" if error.filename else ""
-        return f"{error.strerror}{where}"
-    if isinstance(error, MemoryError):
-        return "out of memory"
-    return " ".join(str(error).split()) or type(error).__name__
-
-
-async def _close_all(bots: Iterable[BotPlayer]) -> None:
-    """Tell these bots to quit and wait until they are gone, all at once."""
-    async with trio.open_nursery() as nursery:
-        for bot in bots:
-            nursery.start_soon(bot.close)
 
 
 async def _stop_on_sigterm() -> None:
@@ -625,13 +699,6 @@ async def _stop_on_sigterm() -> None:
     with trio.open_signal_receiver(signal.SIGTERM) as signals:
         async for _ in signals:
             raise TournamentStopped("SIGTERM", signum=signal.SIGTERM)
-
-
-def _leaves(error: BaseException) -> list[BaseException]:
-    """The exceptions inside (nested) exception groups, or ``[error]`` for a plain one."""
-    if isinstance(error, BaseExceptionGroup):
-        return [leaf for inner in error.exceptions for leaf in _leaves(inner)]
-    return [error]
 
 
 def _next_run_directory(logs: Path) -> Path:

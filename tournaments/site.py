@@ -33,6 +33,7 @@ from typing import Any
 
 from referee.errors import RecordError, RefereeError
 from referee.games import get_game
+from referee.pgn import GameRecord as PgnRecord
 from referee.pgn import PgnError, read_games
 from referee.untrusted import clip, printable
 from referee.viewer import game_page, static_page, write_atomically
@@ -103,6 +104,7 @@ def update_site(
     store: ResultStore,
     index: int,
     *,
+    page: str | None = None,
     total: int | None = None,
     standings: RatingTable | None = None,
     index_page: bool = True,
@@ -110,16 +112,21 @@ def update_site(
     """Write the page of the just-recorded game of pairing ``index`` and (with
     ``index_page``) the index.
 
-    ``total`` is how many games the schedule holds (the index reloads itself while
-    fewer are recorded); ``standings`` the ratings of the recorded games, when the
-    caller has them (otherwise they are computed). The index reads every stored game,
-    so a run writes it every few seconds rather than after every game. Each file is
-    replaced atomically. Raises ``OSError`` when a page cannot be written.
+    ``page`` is the game's page when the caller made it already (a worker that
+    played the game: :func:`game_page_text`); otherwise it is made from the
+    stored record. ``total`` is how many games the schedule holds (the index
+    reloads itself while fewer are recorded); ``standings`` the ratings of the
+    recorded games, when the caller has them (otherwise they are computed). The
+    index reads every stored game, so a run writes it every few seconds rather
+    than after every game. Each file is replaced atomically. Raises ``OSError``
+    when a page cannot be written.
     """
     directory = Path(output)
-    game = store.game(index)
-    if game is not None:
-        _write_game_page(directory, game)
+    if page is None:
+        game = store.game(index)
+        page = None if game is None else game_page_text(index, game.pgn)
+    if page is not None:
+        write_atomically(directory / game_page_path(index), page)
     if index_page:
         _write_index(directory, store, total=total, standings=standings)
 
@@ -164,12 +171,18 @@ def build_site(output: str | os.PathLike[str], *, total: int | None = None) -> i
 
 
 def _write_game_page(directory: Path, game: GameRecord) -> None:
-    """The replay of ``game``, or, when its record cannot be replayed, its PGN text."""
-    write_atomically(directory / game_page_path(game.index), _game_page(game))
+    write_atomically(directory / game_page_path(game.index), game_page_text(game.index, game.pgn))
 
 
-def _game_page(game: GameRecord) -> str:
-    records = [record for record in read_games(game.pgn) if not isinstance(record, PgnError)]
+def game_page_text(index: int, pgn: str, record: PgnRecord | None = None) -> str:
+    """The page of the game of pairing ``index`` whose record is ``pgn``: its replay,
+    or, when the record cannot be replayed, its PGN text. ``record`` is ``pgn`` read,
+    when the caller has it (the worker that wrote it), so it is not read again."""
+    records = (
+        [record]
+        if record is not None
+        else [game for game in read_games(pgn) if not isinstance(game, PgnError)]
+    )
     if len(records) == 1:
         try:
             return game_page(records[0], links=[BACK_LINK])
@@ -180,9 +193,9 @@ def _game_page(game: GameRecord) -> str:
     body = (
         f'<p><a href="{escape(BACK_LINK[1])}">{escape(BACK_LINK[0])}</a></p>'
         f"<p>This game cannot be replayed: {escape(problem)}.</p>"
-        f'<pre class="table-wrap">{escape(game.pgn)}</pre>'
+        f'<pre class="table-wrap">{escape(pgn)}</pre>'
     )
-    return static_page(title=f"Game {game.index + 1}", body=body)
+    return static_page(title=f"Game {index + 1}", body=body)
 
 
 # --- the index ----------------------------------------------------------------------
@@ -196,7 +209,7 @@ def _write_index(
     standings: RatingTable | None,
     games: Sequence[GameRecord] | None = None,
 ) -> None:
-    games = store.games() if games is None else games
+    games = store.games(pgn=False) if games is None else games
     tournament = _Tournament.of(store, games)
     table = standings or rate(store.results(), players=tournament.players)
     running = total is not None and len(games) < total

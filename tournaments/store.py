@@ -95,6 +95,8 @@ _COLUMNS = {
 """The columns of each table, in order: a store with other tables or columns is damaged."""
 
 _GAME_COLUMNS = ", ".join(_COLUMNS["games"])
+_SUMMARY_COLUMNS = ", ".join("'' AS pgn" if c == "pgn" else c for c in _COLUMNS["games"])
+"""The columns of a game without its PGN text (read for every game: the text is most of it)."""
 _PLACEHOLDERS = ", ".join("?" * len(_COLUMNS["games"]))
 
 _V1_GAME_COLUMNS = (
@@ -323,7 +325,7 @@ class ResultStore:
             db.execute(
                 "INSERT INTO config (id, hash, json, saved_at) VALUES (1, ?, ?, ?)"
                 " ON CONFLICT (id) DO NOTHING",
-                (digest, config_json, _now()),
+                (digest, config_json, timestamp()),
             )
 
     def check_or_save_config(self, config_json: str) -> None:
@@ -372,10 +374,14 @@ class ResultStore:
             reason,
             plies,
             pgn,
-            finished_at or _now(),
+            finished_at or timestamp(),
         )
+        return self.add(game)
+
+    def add(self, game: GameRecord) -> bool:
+        """Record ``game`` in one committed transaction, as :meth:`record` does."""
         _check_game(game)
-        with self._transaction(f"record game {index + 1}") as db:
+        with self._transaction(f"record game {game.index + 1}") as db:
             return _insert(db, game) == 1
 
     def replace_games(self, games: Iterable[GameRecord], *, remove: Iterable[int] = ()) -> None:
@@ -395,13 +401,13 @@ class ResultStore:
         ).fetchone()
         return None if row is None else GameRecord.from_row(row)
 
-    def rows(self) -> Iterator[tuple[int, GameRecord | None]]:
+    def rows(self, *, pgn: bool = True) -> Iterator[tuple[int, GameRecord | None]]:
         """Every row in index order, one at a time: ``(index, record)``, the record
-        ``None`` when a column holds a value of the wrong type (a damaged row)."""
+        ``None`` when a column holds a value of the wrong type (a damaged row); without
+        ``pgn``, each record's ``pgn`` is empty."""
+        columns = _GAME_COLUMNS if pgn else _SUMMARY_COLUMNS
         try:
-            for row in self._connection.execute(
-                f"SELECT {_GAME_COLUMNS} FROM games ORDER BY pairing"
-            ):
+            for row in self._connection.execute(f"SELECT {columns} FROM games ORDER BY pairing"):
                 yield row[0], GameRecord.from_row(row)
         except sqlite3.Error as error:
             raise _open_error(self.path, error) from None
@@ -414,14 +420,16 @@ class ResultStore:
         """How many games are recorded."""
         return self._connection.execute("SELECT count(*) FROM games").fetchone()[0]
 
-    def games(self) -> list[GameRecord]:
-        """Every recorded game, in pairing-index order."""
-        return [game for _, game in self.rows() if game is not None]
+    def games(self, *, pgn: bool = True) -> list[GameRecord]:
+        """Every recorded game, in pairing-index order (without ``pgn``: with its ``pgn``
+        empty, which is much less to read)."""
+        return [game for _, game in self.rows(pgn=pgn) if game is not None]
 
     def results(self) -> list[TableResult]:
         """The players, places and scores of every game in index order, ready for rating
         (a damaged row, which :mod:`tournaments.recovery` repairs first, is left out)."""
-        return [TableResult(game.players, game.places, game.scores) for game in self.games()]
+        games = self.games(pgn=False)
+        return [TableResult(game.players, game.places, game.scores) for game in games]
 
     def backup(self, target: str | os.PathLike[str]) -> None:
         """Copy the whole database, consistently, to a new file at ``target``."""
@@ -807,6 +815,6 @@ def _differences(saved_json: str, new_json: str) -> str:
     return f" (differs in: {', '.join(keys)})" if keys else ""
 
 
-def _now() -> str:
+def timestamp() -> str:
     """The current time, UTC, as ISO 8601 to the second."""
     return datetime.now(UTC).isoformat(timespec="seconds")

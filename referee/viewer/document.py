@@ -6,7 +6,9 @@
 the rules accept. Each frame carries the decision that led to it (actor, token,
 comment, clock annotations), every seat's clock at that point, and the game's own
 data from its :class:`~referee.viewer.views.BoardView`. The page only draws these
-frames, so it shows what the rules computed, and nothing else.
+frames, so it shows what the rules computed, and nothing else. :class:`LiveDocument`
+is the same document for a game in progress, grown a decision at a time (the live
+pages of :mod:`referee.server.spectate`).
 
 Everything taken from the record (names, tags, comments, tokens) is plain text in
 this document. The page inserts it as text, never as markup
@@ -19,6 +21,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from referee.errors import RuleError
 from referee.games import CHANCE, Game
 from referee.pgn import GameRecord, RecordedTurn, result_places, seat_players
 from referee.replay import replay
@@ -51,17 +54,7 @@ def game_document(record: GameRecord, *, links: Sequence[tuple[str, str]] = ()) 
     frames = [_frame(game, view, first, turn=game.turn_number(first) - 1, clocks=clocks)]
     for index, after in enumerate(played.states[1:]):
         before = played.states[index]
-        recorded = record.turns[index]
-        actor = game.to_decide(before)
-        assert actor is not None  # the replay applied a decision here
-        decision = game.parse_decision(recorded.token)
-        clock = recorded.clock
-        if actor != CHANCE and clock is not None and clock.clock_ms is not None:
-            clocks[actor] = clock.clock_ms
-        frame = _frame(game, view, after, turn=_turn_of(game, before, recorded), clocks=clocks)
-        frame["decision"] = _decision(recorded, actor)
-        frame["changes"] = view.changes(game, before, actor, decision, after)
-        frames.append(frame)
+        frames.append(_decision_frame(game, view, before, after, record.turns[index], clocks))
     _number_steps(frames)
     return {
         "version": DOCUMENT_VERSION,
@@ -94,6 +87,28 @@ def _frame(
         "clocks": list(clocks),
         "state": view.state(game, state),
     }
+
+
+def _decision_frame(
+    game: Game[Any, Any],
+    view: Any,
+    before: Any,
+    after: Any,
+    recorded: RecordedTurn,
+    clocks: list[int | None],
+) -> Json:
+    """The frame of the state ``after`` the recorded decision made in ``before``; a seat's
+    clock in ``clocks`` becomes the one the decision records."""
+    actor = game.to_decide(before)
+    assert actor is not None  # the rules applied a decision here
+    decision = game.parse_decision(recorded.token)
+    clock = recorded.clock
+    if actor != CHANCE and clock is not None and clock.clock_ms is not None:
+        clocks[actor] = clock.clock_ms
+    frame = _frame(game, view, after, turn=_turn_of(game, before, recorded), clocks=clocks)
+    frame["decision"] = _decision(recorded, actor)
+    frame["changes"] = view.changes(game, before, actor, decision, after)
+    return frame
 
 
 def _turn_of(game: Game[Any, Any], before: Any, recorded: RecordedTurn) -> int:
@@ -158,3 +173,65 @@ def _start_clock_ms(time_control: str) -> int | None:
     if match := _BASE_SECONDS.fullmatch(time_control):
         return round(float(match[1]) * 1000)
     return None
+
+
+class LiveDocument:
+    """The viewer's data of a game in progress, grown as its record grows.
+
+    It starts as :func:`game_document` of the record so far; each later record of the
+    same game (:meth:`extend`) adds the frames of its new decisions, computed by the
+    same rules and board view as for a finished game, so a live page shows exactly what
+    its replay page will. ``document`` is the whole document so far (its last frame is
+    the last of its turn until a later decision of the same turn arrives).
+    """
+
+    def __init__(self, record: GameRecord, *, links: Sequence[tuple[str, str]] = ()) -> None:
+        self.document = game_document(record, links=links)
+        played = replay(record)
+        self._game = played.game
+        self._view = view_for(played.game)
+        self._seats = played.seats
+        self._state = played.final_state
+        self._decisions = len(played.states) - 1
+        self._clocks: list[int | None] = list(self.document["frames"][-1]["clocks"])
+
+    @property
+    def frames(self) -> list[Json]:
+        """Every frame so far."""
+        frames: list[Json] = self.document["frames"]
+        return frames
+
+    def extend(self, record: GameRecord) -> list[Json]:
+        """Add the frames of the decisions ``record`` holds beyond those already shown, and
+        its result; returns the new frames. Once a decision is refused by the rules the
+        document says so (``broken``, as :func:`game_document` would) and grows no more.
+        """
+        document = self.document
+        document["result"] = _result(record, self._seats)
+        document["tags"] = [[name, value] for name, value in record.tags.items()]
+        if document["broken"] is not None:
+            return []
+        start = len(self.frames)
+        for recorded in record.turns[self._decisions :]:
+            before = self._state
+            try:
+                actor = self._game.to_decide(before)
+                if actor is None:
+                    raise RuleError("the game is over")
+                after = self._game.apply(before, actor, self._game.parse_decision(recorded.token))
+            except RuleError:
+                # The replay of the whole record says exactly which rule, as offline.
+                broken = replay(record).broken
+                document["broken"] = (
+                    None
+                    if broken is None
+                    else {"turn": broken.turn, "token": broken.token, "reason": broken.reason}
+                )
+                break
+            self.frames.append(
+                _decision_frame(self._game, self._view, before, after, recorded, self._clocks)
+            )
+            self._state = after
+            self._decisions += 1
+        _number_steps(self.frames)
+        return self.frames[start:]

@@ -11,6 +11,9 @@ between the position before the turn and the one the replay reached after it.
 
 from __future__ import annotations
 
+import functools
+import operator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,11 +78,8 @@ class IvyView:
     def state(self, game: Game[Any, Any], state: Any) -> Json:
         """The cells (§6 characters in cell order), sun, income, lit leaves and the mover."""
         position = _position(state)
-        rows = str(position).split(" ")[0].split("/")
-        by_row = {12 - index: text for index, text in enumerate(rows)}
-        cells = "".join(
-            by_row[ROW_OF[c]][COLUMN_OF[c] - ROW_SPANS[ROW_OF[c]][0]] for c in range(CELL_COUNT)
-        )
+        board = str(position).split(" ", 1)[0]
+        cells = "".join(_cells_in_order(board))
         players = (Player.GREEN, Player.PURPLE)
         lit = 0
         for player in players:
@@ -152,3 +152,24 @@ def _position(state: Any) -> Position:
 
 VIEW = IvyView()
 """Ivy's board view, as :func:`referee.viewer.views.view_for` finds it."""
+
+
+def _cells_in_order(board: str) -> tuple[str, ...]:
+    """The characters of a position's board field (rows from the top, ``/`` between
+    them), in cell order."""
+    return _cell_picker(tuple(len(row) for row in board.split("/")))(board)
+
+
+@functools.cache
+def _cell_picker(widths: tuple[int, ...]) -> Callable[[str], tuple[str, ...]]:
+    """Picks each cell's character out of a board field whose rows have these ``widths``
+    (every Ivy position has the same: the picker is made once)."""
+    starts: dict[int, int] = {}
+    offset = 0
+    for index, width in enumerate(widths):
+        starts[12 - index] = offset
+        offset += width + 1
+    offsets = [
+        starts[ROW_OF[c]] + COLUMN_OF[c] - ROW_SPANS[ROW_OF[c]][0] for c in range(CELL_COUNT)
+    ]
+    return operator.itemgetter(*offsets)

@@ -6,7 +6,7 @@
 const data = JSON.parse(document.getElementById("game-data").textContent);
 const frames = data.frames;
 const seats = data.seats;
-const LAST = frames.length - 1;
+let LAST = frames.length - 1; // grows in a live page (live.js)
 const PLAY_INTERVAL_MS = 900;
 
 // A new element with its attributes (null and undefined ones left out) and children
@@ -118,7 +118,9 @@ const seatRows = seats.map((seat, index) => {
 // --- the list of moves ------------------------------------------------------------
 
 const moveButtons = [null];
-for (let index = 1; index <= LAST; index += 1) {
+
+// The button of frame `index` in the list of moves, added at its end.
+function addMoveButton(index) {
   const frame = frames[index];
   const decision = frame.decision;
   const number = frame.step <= 1 ? frame.turn + "." : "";
@@ -133,6 +135,8 @@ for (let index = 1; index <= LAST; index += 1) {
   byId("moves").append(el("li", {}, button));
   moveButtons.push(button);
 }
+
+for (let index = 1; index <= LAST; index += 1) addMoveButton(index);
 if (data.broken) {
   byId("moves").append(el("li", { class: "illegal" },
     "Turn " + data.broken.turn + ": " + data.broken.token + " (illegal)"));

@@ -1,0 +1,129 @@
+"""The pools that play a tournament's games (tournaments.workers), below the runner."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import trio
+from fakebots import fake, leftover_processes
+
+from referee.errors import RefereeFault
+from referee.match import MatchConfig
+from referee.pgn import read_games
+from referee.sandbox import SandboxPolicy
+from tournaments.workers import (
+    WORKER_ATTEMPTS,
+    WORKER_LOG,
+    GameDone,
+    GameJob,
+    Work,
+    _Cut,
+    _frame,
+    _Frames,
+    cpu_shares,
+    play_job_once,
+    process_pool,
+)
+
+
+def work(tmp_path: Path, **modes: str | None) -> Work:
+    """The work of a tournament of fake bots (misbehave.py modes; ``None``: the pass
+    bot), by player name."""
+    return Work(
+        match=MatchConfig(options={"turn_limit": 4}, sandbox=SandboxPolicy(mode="off")),
+        commands={name: fake(mode, name) for name, mode in modes.items()},
+        sandbox=SandboxPolicy(mode="off"),
+        log_dir=tmp_path / "logs",
+    )
+
+
+def job(index: int = 0, players: tuple[str, ...] = ("a", "b")) -> GameJob:
+    return GameJob(index=index, players=players, round="1", seed=7)
+
+
+@pytest.mark.parametrize(
+    ("cpus", "workers", "seats", "shares"),
+    [
+        ([0, 1], 2, 2, [(0, 1), (0, 1)]),  # too few: every game shares both
+        ([0, 1, 2, 3], 2, 2, [(0, 1), (2, 3)]),
+        ([0, 1, 2, 3, 4, 5, 6, 7], 3, 2, [(0, 1), (2, 3, 4), (5, 6, 7)]),
+        ([0, 1, 2], 2, 2, [(0, 1), (2, 0)]),  # in turn round the list
+        ([4], 2, 2, [(4,), (4,)]),
+        ([0, 1, 2, 3, 4, 5], 2, 3, [(0, 1, 2), (3, 4, 5)]),
+    ],
+)
+def test_each_worker_pins_its_bots_within_a_share_of_the_cpus(cpus, workers, seats, shares):
+    assert cpu_shares(cpus, workers, seats) == shares
+
+
+async def test_messages_are_read_whole_however_the_stream_cuts_them():
+    send, receive = trio.testing.memory_stream_one_way_pair()
+    frames = _Frames(receive)
+    data = _frame(job(3)) + _frame(job(4))
+    for byte in data:  # one byte at a time
+        await send.send_all(bytes([byte]))
+    assert await frames.receive() == job(3)
+    assert await frames.receive() == job(4)
+    await send.send_all(_frame(job(5))[:-1])
+    await send.aclose()
+    with pytest.raises(_Cut):
+        await frames.receive()
+
+
+def test_one_game_with_fresh_bots_is_ready_to_save(tmp_path):
+    done = play_job_once(work(tmp_path, a=None, b=None), job(6))
+    game = done.game
+    assert isinstance(done, GameDone) and game.index == 6 and game.players == ("a", "b")
+    (record,) = read_games(game.pgn)
+    assert record.tags["GameNumber"] == "7" and record.result == game.result
+    assert game.plies == len(record.turns) == 4
+    assert "<html" in done.page.lower() and done.seconds >= 0
+
+
+async def test_a_worker_process_plays_games_on_the_bots_it_keeps(tmp_path):
+    async with process_pool(work(tmp_path, a=None, b=None, c=None), 1) as pool:
+        first = await pool.play(0, job(0, ("a", "b")))
+        second = await pool.play(0, job(1, ("b", "c")))
+    assert (first.game.index, second.game.index) == (0, 1)
+    logs = tmp_path / "logs" / "worker-1"
+    # b's one process played both games; a's and c's one each.
+    assert sorted(path.name for path in logs.glob("*.stderr.log")) == [
+        "a-1.stderr.log",
+        "b-1.stderr.log",
+        "c-1.stderr.log",
+    ]
+    assert (logs / WORKER_LOG).exists()
+
+
+async def test_a_game_that_kills_every_worker_stops_with_one_line_naming_the_log(tmp_path):
+    warnings: list[str] = []
+    async with process_pool(work(tmp_path, a=None), 1, warn=warnings.append) as pool:
+        with pytest.raises(RefereeFault) as caught:
+            await pool.play(0, job(4, ("a", "nobody")))  # no such player: the worker crashes
+    message = str(caught.value)
+    log = tmp_path / "logs" / "worker-1" / WORKER_LOG
+    assert message == (
+        f"{WORKER_ATTEMPTS} worker processes died while playing game 5 (exited with status 1;"
+        f" exited with status 1; exited with status 1) (see {log}); it was not recorded"
+    )
+    assert (
+        warnings[0]
+        == "worker process 1 exited with status 1 while playing game 5: playing it again"
+    )
+    assert len(warnings) == WORKER_ATTEMPTS and "KeyError: 'nobody'" in log.read_text()
+
+
+async def test_closing_the_pool_in_the_middle_of_a_game_stops_its_worker_and_bots(tmp_path):
+    pids: list[int] = []
+    with trio.move_on_after(30):  # a hang guard only: the game below never ends by itself
+        pool_of_one = process_pool(work(tmp_path, a="timeout", b="timeout"), 1)
+        async with pool_of_one as pool, trio.open_nursery() as nursery:
+            nursery.start_soon(pool.play, 0, job())
+            while not list((tmp_path / "logs" / "worker-1").glob("b-1.stderr.log")):
+                await trio.sleep(0.01)
+            pids.append(pool.workers[0]._process.pid)  # type: ignore[attr-defined,union-attr]
+            nursery.cancel_scope.cancel()
+    assert pids and not os.path.exists(f"/proc/{pids[0]}")
+    assert leftover_processes() == []
