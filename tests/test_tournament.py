@@ -794,7 +794,10 @@ def test_ctrl_c_or_sigterm_stops_cleanly_and_keeps_finished_games(tmp_path, sign
     assert stderr.startswith(f"Interrupted: stopped by {how} with ") and stderr.count("\n") == 1
     assert "run the same tournament again to resume" in stderr
     assert leftover_processes() == []  # reaped by the runner, not orphaned
-    assert_pgn_matches_store(tmp_path / "out")
+    games = assert_pgn_matches_store(tmp_path / "out")
+    # The ratings count every game kept, however fast they came before the stop.
+    ratings = json.loads((tmp_path / "out" / RATINGS_JSON).read_text())
+    assert sum(player["games"] for player in ratings["players"]) == 2 * len(games)
 
 
 def test_a_trillion_game_tournament_starts_at_once(tmp_path):

@@ -23,8 +23,8 @@ from tournaments.workers import (
     _frame,
     _Frames,
     cpu_shares,
-    play_job_once,
     process_pool,
+    task_pool,
 )
 
 
@@ -34,7 +34,6 @@ def work(tmp_path: Path, **modes: str | None) -> Work:
     return Work(
         match=MatchConfig(options={"turn_limit": 4}, sandbox=SandboxPolicy(mode="off")),
         commands={name: fake(mode, name) for name, mode in modes.items()},
-        sandbox=SandboxPolicy(mode="off"),
         log_dir=tmp_path / "logs",
     )
 
@@ -72,8 +71,9 @@ async def test_messages_are_read_whole_however_the_stream_cuts_them():
         await frames.receive()
 
 
-def test_one_game_with_fresh_bots_is_ready_to_save(tmp_path):
-    done = play_job_once(work(tmp_path, a=None, b=None), job(6))
+async def test_a_game_comes_back_ready_to_save(tmp_path):
+    async with task_pool()(work(tmp_path, a=None, b=None), 1) as pool:
+        done = await pool.play(0, job(6))
     game = done.game
     assert isinstance(done, GameDone) and game.index == 6 and game.players == ("a", "b")
     (record,) = read_games(game.pgn)
@@ -127,3 +127,15 @@ async def test_closing_the_pool_in_the_middle_of_a_game_stops_its_worker_and_bot
             nursery.cancel_scope.cancel()
     assert pids and not os.path.exists(f"/proc/{pids[0]}")
     assert leftover_processes() == []
+
+
+async def test_what_a_worker_prints_goes_to_its_log_not_into_its_messages(tmp_path, monkeypatch):
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("print('a banner at start-up')\n")
+    monkeypatch.setenv("PYTHONPATH", str(site))  # the worker process starts with it
+    async with process_pool(work(tmp_path, a=None, b=None), 1) as pool:
+        done = await pool.play(0, job(2))
+    assert done.game.index == 2
+    log = tmp_path / "logs" / "worker-1" / WORKER_LOG
+    assert "a banner at start-up" in log.read_text()

@@ -243,11 +243,10 @@ def _quiet_dask() -> Iterator[None]:
 def _for_workers(work: Work) -> Work:
     """The run's work as a worker plays it: no ``bots.pids`` ledger and no stderr logs,
     since the coordinator's output directory is not on the workers' machines."""
-    sandbox = dataclasses.replace(work.sandbox, ledger=None)
     match = dataclasses.replace(
         work.match, sandbox=dataclasses.replace(work.match.sandbox, ledger=None)
     )
-    return dataclasses.replace(work, match=match, sandbox=sandbox, log_dir=None)
+    return dataclasses.replace(work, match=match, log_dir=None)
 
 
 class _ClusterPool:
@@ -388,7 +387,7 @@ def _check_task(work: Work, names: tuple[str, ...], start: str | None) -> str | 
     bot reaped before it returns): as many bots at once as the worker plays games."""
     from distributed import get_worker
 
-    warning = sandbox_warning(work.sandbox)
+    warning = sandbox_warning(work.match.sandbox)
     at_once = work.bots_at_once(get_worker().state.nthreads)
     wanted = _task_wanted()
 

@@ -331,9 +331,10 @@ class _Run:
             config.openings_file, *(command.cwd for command in commands.values())
         )
         self.work = Work(
-            match=match,
+            match=dataclasses.replace(
+                match, sandbox=dataclasses.replace(sandbox, ledger=config.output / BOT_PIDS)
+            ),
             commands=commands,
-            sandbox=dataclasses.replace(sandbox, ledger=config.output / BOT_PIDS),
             seats=config.seats,
             log_dir=_next_run_directory(self.logs),
         )
@@ -342,8 +343,14 @@ class _Run:
         self._standings = self.standings()
         """The ratings as last computed: after each game while that is cheap (see
         :class:`_Pace`), and always after the last."""
+        self._rated = len(self.results)
+        """How many games :attr:`_standings` counts."""
         self._ratings_pace = _Pace(least=0.0)
         self._site_pace = _Pace(least=SITE_TICK)
+
+    def _rate(self) -> None:
+        """Bring :attr:`_standings` up to date."""
+        self._standings, self._rated = self.standings(), len(self.results)
 
     def standings(self) -> RatingTable:
         """The ratings from the games finished so far (every player listed)."""
@@ -441,7 +448,10 @@ class _Run:
             raise self._why_stopped(error) from None
 
     def _workers(self) -> int:
-        """How many games to play at once: as asked, within the machine's limits."""
+        """How many games to play at once: as asked, within the machine's limits (a
+        cluster's pool plays as many as the cluster has threads)."""
+        if self.config.cluster is not None:
+            return max(1, self.total - self.finished)
         limit, why = concurrency_limit(self.config.seats)
         wanted = self.config.concurrency
         if wanted > limit:
@@ -497,13 +507,16 @@ class _Run:
         it comes back.
 
         One task saves, so saves never interleave, and a slot hands its game over and
-        takes its next one at once: its worker plays while the game before is saved. A
-        game handed over but not saved when the run stops is saved before this returns,
-        however it stops (the saves are synchronous), unless saving itself failed.
+        takes its next one at once: its worker plays while the game before is saved (but
+        no slot starts a game while as many games as there are slots wait to be saved).
+        A game handed over but not saved when the run stops is saved before this returns,
+        however it stops (the saves are synchronous), and then the ratings are brought up
+        to date, unless saving itself failed.
         """
         finished, to_save = trio.open_memory_channel[tuple[Pairing, GameDone]](math.inf)
         failed = False
 
+        @trio.lowlevel.enable_ki_protection  # Ctrl-C never falls between taking and saving
         async def saver() -> None:
             nonlocal failed
             async for pairing, done in to_save:
@@ -520,13 +533,25 @@ class _Run:
                     for slot in range(pool.slots):
                         slots.start_soon(self._worker, pool, slot, finished)
         finally:
-            while not failed:
-                try:
-                    pairing, done = to_save.receive_nowait()
-                except (trio.WouldBlock, trio.EndOfChannel):
-                    break
-                self._save(pairing, done)
+            if not failed:
+                self._save_waiting(to_save)
 
+    @trio.lowlevel.enable_ki_protection
+    def _save_waiting(self, to_save: trio.MemoryReceiveChannel[tuple[Pairing, GameDone]]) -> None:
+        """Save the games handed over and not saved yet (the run is stopping), then write
+        the ratings if the last saves left them behind."""
+        while True:
+            try:
+                pairing, done = to_save.receive_nowait()
+            except (trio.WouldBlock, trio.EndOfChannel):
+                break
+            self._save(pairing, done)
+        if self._rated < len(self.results):
+            self._rate()
+            with contextlib.suppress(OSError):  # the next run writes them (it is stopping)
+                _write_ratings(self.config.output, self._standings, self.outcome())
+
+    @trio.lowlevel.enable_ki_protection  # Ctrl-C never falls between a game's end and handover
     async def _worker(
         self,
         pool: Pool,
@@ -535,7 +560,11 @@ class _Run:
     ) -> None:
         """Have the pool's ``slot`` play games until none are left, handing each to be saved."""
         holding: tuple[str, ...] = ()
-        while (pairing := await self._next(holding)) is not None:
+        while True:
+            while finished.statistics().current_buffer_used >= pool.slots:
+                await self._game_over.wait()  # the saves fell behind: let them catch up
+            if (pairing := await self._next(holding)) is None:
+                return
             holding = pairing.players
             self.progress.game_started(pairing)
             job = GameJob(
@@ -545,7 +574,8 @@ class _Run:
                 seed=self.config.game_seed(pairing.index),
                 opening=pairing.opening,
             )
-            finished.send_nowait((pairing, await pool.play(slot, job)))
+            done = await pool.play(slot, job)
+            finished.send_nowait((pairing, done))
 
     async def _next(self, holding: tuple[str, ...]) -> Pairing | None:
         """The next game for a worker (``None`` when none are left). In a Swiss or knockout,
@@ -620,7 +650,7 @@ class _Run:
                 append_pgn(output / PGN, game.pgn)
             if last or index_page or self._ratings_pace.due():
                 with self._ratings_pace.timing():
-                    self._standings = self.standings()
+                    self._rate()
                     _write_ratings(output, self._standings, self.outcome())
             with self._site_pace.timing(index_page):
                 update_site(

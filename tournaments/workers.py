@@ -15,8 +15,9 @@ only has to save. Three pools play games:
   input, stops its game and its bots, and exits.
 - :func:`task_pool`: the games in the coordinator's own trio loop, with players
   made by the caller (``referee serve``'s remote bots live in its process).
-- :func:`tournaments.cluster.cluster_pool`: the games on a Dask cluster, through
-  :func:`play_job_once` and :func:`check_players_once`.
+- :func:`tournaments.cluster.cluster_pool`: the games on a Dask cluster, each worker
+  process playing them with :func:`play_job` and checking bots with
+  :func:`check_players`.
 
 Only the coordinator writes the tournament's files, so a game is recorded once,
 whichever worker played it and however many workers died trying.
@@ -46,7 +47,7 @@ from referee.match import BotPlayer, MatchConfig, play_game
 from referee.pgn import GameRecord, format_game
 from referee.preflight import preflight
 from referee.process import BotCommand
-from referee.sandbox import CPU_POOL, SandboxPolicy
+from referee.sandbox import CPU_POOL
 from tournaments.recovery import numbered
 from tournaments.site import game_page_text
 from tournaments.store import GameRecord as StoredGame
@@ -60,10 +61,8 @@ __all__ = [
     "PoolFactory",
     "Work",
     "check_players",
-    "check_players_once",
     "close_all",
     "play_job",
-    "play_job_once",
     "process_pool",
     "task_pool",
 ]
@@ -117,13 +116,12 @@ logged under the given folder (none when ``None``)."""
 @dataclass(frozen=True, slots=True)
 class Work:
     """Everything a worker needs to play a tournament's games (it is pickled to reach
-    one): the match settings, each player's command, the sandbox the bots run in (it
-    hides the openings and every other player's folder), the seats of a game, and where
-    bots' stderr is logged (each worker in a folder of its own below it)."""
+    one): the match settings (their sandbox the one the bots run in: it hides the
+    openings and every other player's folder), each player's command, the seats of a
+    game, and where bots' stderr is logged (each worker in a folder of its own below it)."""
 
     match: MatchConfig
     commands: Mapping[str, BotCommand]
-    sandbox: SandboxPolicy
     seats: int = 2
     log_dir: Path | None = None
 
@@ -135,7 +133,7 @@ class Work:
             nursery,
             max_line_bytes=self.match.max_line_bytes,
             log_dir=log_dir,
-            sandbox=self.sandbox,
+            sandbox=self.match.sandbox,
         )
 
     def bots_at_once(self, slots: int) -> int:
@@ -234,40 +232,24 @@ async def play_job(
     return GameDone(game=game, logs=tuple(result.logs), page=page, seconds=seconds)
 
 
-def play_job_once(work: Work, job: GameJob) -> GameDone:
-    """Play ``job`` with bots started for it alone, all of them gone when this returns
-    (a cluster's task: it runs its own trio loop)."""
-
-    async def once() -> GameDone:
-        bots: dict[str, BotPlayer] = {}
-        async with trio.open_nursery() as nursery:
-            try:
-                return await play_job(
-                    work, job, bots, lambda name: work.player(name, nursery, None)
-                )
-            finally:
-                with trio.CancelScope(shield=True):
-                    await close_all(bots.values())
-
-    return trio.run(once)
-
-
 async def check_players(
-    work: Work, names: Sequence[str], start: str | None, *, at_once: int | None = None
+    work: Work,
+    names: Sequence[str],
+    start: str | None,
+    *,
+    at_once: int | None = None,
+    make: MakePlayer | None = None,
 ) -> None:
-    """The preflight (:func:`~referee.preflight.preflight`) of ``names``' bots."""
+    """The preflight (:func:`~referee.preflight.preflight`) of ``names``' bots, made by
+    ``make`` (default: :meth:`Work.player`), their stderr not logged."""
+    made = make or work.player
     await preflight(
         names,
-        lambda name, nursery: work.player(name, nursery, None),
+        lambda name, nursery: made(name, nursery, None),
         work.match,
         start=start,
         at_once=at_once,
     )
-
-
-def check_players_once(work: Work, names: Sequence[str], start: str | None) -> None:
-    """:func:`check_players` in a trio loop of its own (a cluster's task)."""
-    trio.run(check_players, work, names, start)
 
 
 async def close_all(bots: Iterable[BotPlayer]) -> None:
@@ -313,11 +295,8 @@ class _TaskPool:
         self._make = make
 
     async def check(self, names: Sequence[str], start: str | None) -> None:
-        def make(name: str, nursery: trio.Nursery) -> BotPlayer:
-            return self._make(name, nursery, None)
-
         at_once = self.work.bots_at_once(self.slots)
-        await preflight(names, make, self.work.match, start=start, at_once=at_once)
+        await check_players(self.work, names, start, at_once=at_once, make=self._make)
 
     async def play(self, slot: int, job: GameJob) -> GameDone:
         logs = self.work.worker_logs(slot + 1)
@@ -427,6 +406,9 @@ class _Frames:
         self._stream = stream
         self._buffer = bytearray()
 
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
     async def receive(self) -> object | None:
         """The next message, or ``None`` when the stream ends between messages; raises
         :class:`_Cut` when it ends inside one."""
@@ -511,32 +493,43 @@ class _WorkerProcess:
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             log = open(path, "ab")  # noqa: SIM115 (the child keeps its own copy)
+        # Its messages come on a pipe of their own: whatever it (or a library, or Python's
+        # start-up) writes to its stdout goes to the log, and can never pass for a message.
+        reading, writing = os.pipe()
+        sink = log if log is not None else subprocess.DEVNULL
         try:
             process = await trio.lowlevel.open_process(
-                [sys.executable, "-m", "tournaments.workers"],
+                [sys.executable, "-m", "tournaments.workers", str(writing)],
                 stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=log if log is not None else subprocess.DEVNULL,
+                stdout=sink,
+                stderr=sink,
+                pass_fds=(writing,),
                 start_new_session=True,  # Ctrl-C reaches the coordinator, which stops us
                 env=_worker_environment(),
             )
+        except BaseException:
+            os.close(reading)
+            raise
         finally:
+            os.close(writing)
             if log is not None:
                 log.close()
-        assert process.stdin is not None and process.stdout is not None
-        self._process, self._frames = process, _Frames(process.stdout)
+        assert process.stdin is not None
+        frames = _Frames(trio.lowlevel.FdStream(reading))
+        self._process, self._frames = process, frames
         with contextlib.suppress(trio.BrokenResourceError):  # if it died at once, the game sees
             await process.stdin.send_all(_frame(_Setup(self.work, self.number, self.cpus)))
-        return process, self._frames
+        return process, frames
 
     async def _buried(self) -> str:
         """Wait for the dead (or dying) worker process to be gone; → how it ended."""
-        process = self._process
+        process, frames = self._process, self._frames
         self._process = self._frames = None
         self._busy = False
-        if process is None:
+        if process is None or frames is None:
             return "was not running"
-        await _reap(process)
+        with trio.CancelScope(shield=True):  # a stop now must not leave it unreaped
+            await _reap(process, frames)
         code = process.returncode
         if code is not None and code < 0:
             return f"was killed by {signal.Signals(-code).name}"
@@ -545,9 +538,9 @@ class _WorkerProcess:
     async def stop(self) -> None:
         """Tell the worker to stop (if it is between games), close its input, and wait for
         it to exit (it is killed after :data:`WORKER_EXIT_GRACE` seconds)."""
-        process = self._process
+        process, frames = self._process, self._frames
         self._process = self._frames = None
-        if process is None:
+        if process is None or frames is None:
             return
         assert process.stdin is not None
         with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
@@ -555,19 +548,20 @@ class _WorkerProcess:
                 with trio.move_on_after(WORKER_EXIT_GRACE):
                     await process.stdin.send_all(_frame(_Stop()))
             await process.stdin.aclose()
-        await _reap(process)
+        await _reap(process, frames)
 
 
-async def _reap(process: trio.Process) -> None:
-    """Wait for ``process`` to exit, killing it after :data:`WORKER_EXIT_GRACE` seconds."""
+async def _reap(process: trio.Process, frames: _Frames) -> None:
+    """Wait for ``process`` to exit, killing it after :data:`WORKER_EXIT_GRACE` seconds, and
+    close the pipes to and from it."""
     with trio.move_on_after(WORKER_EXIT_GRACE):
         await process.wait()
     if process.returncode is None:
         process.kill()
         await process.wait()
-    for stream in (process.stdin, process.stdout):
-        if stream is not None:
-            await stream.aclose()
+    if process.stdin is not None:
+        await process.stdin.aclose()
+    await frames.aclose()
 
 
 def _worker_environment() -> dict[str, str]:
@@ -579,11 +573,11 @@ def _worker_environment() -> dict[str, str]:
 
 
 def main() -> None:
-    """A worker process: ``python -m tournaments.workers``, started by :func:`process_pool`."""
-    channel = os.dup(1)
-    os.dup2(2, 1)  # a stray print must not corrupt the channel: it goes to the log instead
+    """A worker process: ``python -m tournaments.workers FD``, started by
+    :func:`process_pool`; it reads the coordinator's messages on its stdin and writes its
+    own to the file descriptor ``FD``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator stops us when it stops
-    trio.run(_serve, 0, channel)
+    trio.run(_serve, 0, int(sys.argv[1]))
 
 
 async def _serve(input_fd: int, output_fd: int) -> None:
