@@ -403,8 +403,11 @@ async def test_the_sandbox_is_checked_on_the_workers(cluster_without_bwrap, tmp_
 
 
 @pytest.mark.slow
-async def test_a_scheduler_lost_mid_game_stops_the_run_in_one_line(tmp_path):
-    # A scheduler of its own, in a process this test can kill, and one worker.
+@pytest.mark.parametrize("how", ["killed", "stopped"])
+async def test_a_scheduler_lost_mid_game_stops_the_run_in_one_line(tmp_path, monkeypatch, how):
+    # A scheduler of its own, in a process this test can kill (or stop: it then holds its
+    # connections open and answers nothing), and one worker.
+    monkeypatch.setattr(tournaments.cluster, "SCHEDULER_CHECK", 0.5)
     info = tmp_path / "scheduler.json"
     scheduler = await trio.lowlevel.open_process(
         [*SCHEDULER, "--host", "127.0.0.1", "--port", "0", "--scheduler-file", str(info)],
@@ -426,7 +429,10 @@ async def test_a_scheduler_lost_mid_game_stops_the_run_in_one_line(tmp_path):
 
                 async def kill_scheduler_when_held() -> None:
                     await gate.held.receive()
-                    scheduler.kill()
+                    if how == "killed":
+                        scheduler.kill()
+                    else:
+                        scheduler.send_signal(signal.SIGSTOP)
 
                 nursery.start_soon(kill_scheduler_when_held)
                 with pytest.raises(RefereeFault) as stopped:
@@ -438,8 +444,14 @@ async def test_a_scheduler_lost_mid_game_stops_the_run_in_one_line(tmp_path):
                 process.kill()
                 await process.wait()
     message = str(stopped.value)
-    assert message.startswith(f"the Dask scheduler at {address} dropped game 1 ("), message
-    assert "it was not recorded; the run stopped with 0 of 1 games played" in message
+    if how == "killed":
+        assert message.startswith(f"the Dask scheduler at {address} dropped game 1 ("), message
+        assert "it was not recorded; the run stopped with 0 of 1 games played" in message
+    else:
+        assert message.startswith(
+            f"the Dask scheduler at {address} did not answer for 5 s while it played game 1;"
+            " the run stopped with 0 of 1 games played"
+        ), message
     assert "\n" not in message
     await assert_no_bots_left()
 

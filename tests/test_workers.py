@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
 import trio
 from fakebots import fake, leftover_processes
 
+import tournaments.workers
 from referee.errors import RefereeFault
 from referee.match import MatchConfig
 from referee.pgn import read_games
@@ -139,3 +141,31 @@ async def test_what_a_worker_prints_goes_to_its_log_not_into_its_messages(tmp_pa
     assert done.game.index == 2
     log = tmp_path / "logs" / "worker-1" / WORKER_LOG
     assert "a banner at start-up" in log.read_text()
+
+
+async def test_a_worker_that_falls_silent_is_killed_and_its_game_played_again(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr(tournaments.workers, "WORKER_SILENCE", 1.0)
+    warnings: list[str] = []
+    async with process_pool(work(tmp_path, a=None, b=None), 1, warn=warnings.append) as pool:
+        await pool.play(0, job(0))
+        stopped = pool.workers[0]._process  # type: ignore[attr-defined]
+        os.kill(stopped.pid, signal.SIGSTOP)  # hung: it will never answer
+        done = await pool.play(0, job(1))
+    assert done.game.index == 1 and stopped.returncode == -signal.SIGKILL
+    assert warnings == [
+        "worker process 1 said nothing for 1 s and was killed while playing game 2:"
+        " playing it again"
+    ]
+
+
+async def test_a_module_file_in_the_current_directory_never_runs_in_a_worker(tmp_path, monkeypatch):
+    folder = tmp_path / "bots"
+    folder.mkdir()
+    for module in ("random", "signal", "struct", "pickle"):  # what a worker imports
+        (folder / f"{module}.py").write_text("raise SystemExit(3)\n")
+    monkeypatch.chdir(folder)
+    async with process_pool(work(tmp_path, a=None, b=None), 1) as pool:
+        done = await pool.play(0, job(0))
+    assert done.game.index == 0

@@ -88,7 +88,12 @@ __all__ = [
 ]
 
 CONNECT_TIMEOUT = 5.0
-"""Seconds to reach the scheduler, and then to find at least one worker there."""
+"""Seconds to reach the scheduler, and then to find at least one worker there; and for it
+to answer while a game is waited for."""
+
+SCHEDULER_CHECK = 30.0
+"""Seconds a game is waited for before the scheduler is asked whether it is still there
+(and again every as many seconds)."""
 
 GAME_SUBMISSIONS = 2
 """How many times a game is submitted when its task keeps killing the workers that run it
@@ -231,13 +236,20 @@ def _quiet_dask() -> Iterator[None]:
     """Keep Dask's own log lines (a lost connection's tracebacks) off the coordinator's
     stderr while the pool is open: what they mean reaches the user as one
     :class:`ClusterError` line."""
-    dask_logger = logging.getLogger("distributed")
-    level = dask_logger.level
-    dask_logger.setLevel(logging.CRITICAL)
+    # Each of Dask's loggers (``distributed.client`` …) has a level of its own from Dask's
+    # configuration: the parent's level alone would not silence them.
+    names = ["distributed"] + [
+        name for name in logging.root.manager.loggerDict if name.startswith("distributed.")
+    ]
+    loggers = [logging.getLogger(name) for name in names]
+    levels = [logger.level for logger in loggers]
+    for dask_logger in loggers:
+        dask_logger.setLevel(logging.CRITICAL + 1)
     try:
         yield
     finally:
-        dask_logger.setLevel(level)
+        for dask_logger, level in zip(loggers, levels, strict=True):
+            dask_logger.setLevel(level)
 
 
 def _for_workers(work: Work) -> Work:
@@ -339,7 +351,11 @@ class _ClusterPool:
 
         future.add_done_callback(wake)
         try:
-            await finished.wait()
+            while not finished.is_set():
+                with trio.move_on_after(SCHEDULER_CHECK):
+                    await finished.wait()
+                if not finished.is_set():
+                    await self._check_scheduler(what)
             # Done: this only fetches the result (or its exception) from the worker.
             return await trio.to_thread.run_sync(future.result, abandon_on_cancel=True)
         except concurrent.futures.CancelledError as error:  # Dask's, not trio's
@@ -356,6 +372,25 @@ class _ClusterPool:
             if not future.done():
                 with trio.move_on_after(CLOSE_GRACE, shield=True):
                     await trio.to_thread.run_sync(future.cancel, abandon_on_cancel=True)
+
+    async def _check_scheduler(self, what: str) -> None:
+        """Raise :class:`ClusterError` when the scheduler does not answer within
+        :data:`CONNECT_TIMEOUT` seconds (stopped, or cut off): Dask's client would wait
+        for it for ever."""
+        ask = functools.partial(self.client.scheduler_info, n_workers=0)
+        try:
+            with trio.move_on_after(CONNECT_TIMEOUT) as waiting:
+                await trio.to_thread.run_sync(ask, abandon_on_cancel=True)
+        except Exception as error:  # whatever Dask raises for a lost connection
+            raise ClusterError(
+                f"the Dask scheduler at {self.address} cannot be reached"
+                f" ({_one_line(error)}) while it played {what}"
+            ) from None
+        if waiting.cancelled_caught:
+            raise ClusterError(
+                f"the Dask scheduler at {self.address} did not answer for"
+                f" {CONNECT_TIMEOUT:g} s while it played {what}"
+            )
 
 
 # --- on a Dask worker --------------------------------------------------------------------

@@ -18,9 +18,9 @@ the coordinator writes the output directory, which holds:
     so a kill at any moment (even ``kill -9``) never leaves a duplicate or half a
     game once the tournament is run again, and no true game in either file is lost.
 ``ratings.json``, ``ratings.csv``
-    The rating table (:mod:`tournaments.report`), refreshed after every game (in a
-    run so long that rating every game so far takes time, less often: see
-    :data:`REFRESH_SHARE`; always after the last)
+    The rating table (:mod:`tournaments.report`), refreshed after a game unless the
+    last refresh is too recent for its cost (:data:`REFRESH_SHARE`), always after the
+    last game and when a run is stopped
     (:mod:`tournaments.ratings` says how games of any seat count are rated; solo
     games are ranked by mean score).
 ``logs/game-0007.log``
@@ -481,6 +481,12 @@ class _Run:
         if signums:
             signum = min(signums)  # Ctrl-C (SIGINT, 2) before SIGTERM (15)
             how = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+            if self.complete():
+                return TournamentStopped(
+                    f"stopped by {how} once every game was played ({self.finished}, kept in"
+                    f" {self.config.output}): run the same tournament again to show its results",
+                    signum=signum,
+                )
             return TournamentStopped(
                 f"stopped by {how} with {played}: run the same tournament again to resume",
                 signum=signum,

@@ -76,6 +76,13 @@ kills every worker it is given points at the referee, not at bad luck."""
 WORKER_EXIT_GRACE = 10.0
 """Seconds a worker process has to stop its bots and exit once told to, before it is killed."""
 
+WORKER_HEARTBEAT = 2.0
+"""Seconds between two signs of life a worker process sends while it plays a game."""
+
+WORKER_SILENCE = 30.0
+"""Seconds without a word from a worker process after which it is taken for dead (stopped,
+hung): it is killed and its game played again."""
+
 WORKER_LOG = "worker.log"
 """The worker process's own stderr, beside its bots' logs (a crash's traceback lands here)."""
 
@@ -379,6 +386,27 @@ class _Stop:
 
 
 @dataclass(frozen=True, slots=True)
+class _Alive:
+    """A worker process is playing a game still (every :data:`WORKER_HEARTBEAT` seconds)."""
+
+
+_SILENT = object()
+"""What :func:`_reply` gives for a worker that said nothing for :data:`WORKER_SILENCE` s."""
+
+
+async def _reply(frames: _Frames) -> object | None:
+    """A worker's answer to a game (``None`` at the end of its output), past its signs of
+    life; :data:`_SILENT` when it falls silent for :data:`WORKER_SILENCE` seconds."""
+    while True:
+        with trio.move_on_after(WORKER_SILENCE):
+            message = await frames.receive()
+            if not isinstance(message, _Alive):
+                return message
+            continue
+        return _SILENT
+
+
+@dataclass(frozen=True, slots=True)
 class _Failure:
     """A failure of the referee's own resources in the worker (a :class:`RefereeFault`)."""
 
@@ -462,11 +490,13 @@ class _WorkerProcess:
             self._busy = True
             try:
                 await process.stdin.send_all(_frame(job))
-                reply = await frames.receive()
+                reply = await _reply(frames)
             except (trio.BrokenResourceError, trio.ClosedResourceError, _Cut):
                 reply = None
-            if reply is None:
-                deaths.append(await self._buried())
+            if reply is None or reply is _SILENT:
+                if reply is _SILENT:
+                    process.kill()
+                deaths.append(await self._buried(silent=reply is _SILENT))
                 again = "" if len(deaths) >= WORKER_ATTEMPTS else ": playing it again"
                 self._warn(
                     f"worker process {self.number} {deaths[-1]} while playing game"
@@ -499,7 +529,9 @@ class _WorkerProcess:
         sink = log if log is not None else subprocess.DEVNULL
         try:
             process = await trio.lowlevel.open_process(
-                [sys.executable, "-m", "tournaments.workers", str(writing)],
+                # -P: nothing in the current directory (the bots' folder, perhaps) can
+                # stand in for a module the worker imports.
+                [sys.executable, "-P", "-m", "tournaments.workers", str(writing)],
                 stdin=subprocess.PIPE,
                 stdout=sink,
                 stderr=sink,
@@ -521,8 +553,9 @@ class _WorkerProcess:
             await process.stdin.send_all(_frame(_Setup(self.work, self.number, self.cpus)))
         return process, frames
 
-    async def _buried(self) -> str:
-        """Wait for the dead (or dying) worker process to be gone; → how it ended."""
+    async def _buried(self, *, silent: bool = False) -> str:
+        """Wait for the dead (or dying, or ``silent`` and killed) worker process to be
+        gone; → how it ended."""
         process, frames = self._process, self._frames
         self._process = self._frames = None
         self._busy = False
@@ -531,6 +564,8 @@ class _WorkerProcess:
         with trio.CancelScope(shield=True):  # a stop now must not leave it unreaped
             await _reap(process, frames)
         code = process.returncode
+        if silent:
+            return f"said nothing for {WORKER_SILENCE:g} s and was killed"
         if code is not None and code < 0:
             return f"was killed by {signal.Signals(-code).name}"
         return f"exited with status {code}"
@@ -591,6 +626,23 @@ async def _serve(input_fd: int, output_fd: int) -> None:
     work, logs = setup.work, setup.work.worker_logs(setup.number)
     CPU_POOL.confine(setup.cpus)
     bots: dict[str, BotPlayer] = {}
+    writing = trio.Lock()
+
+    async def send(message: object) -> None:
+        async with writing:
+            await output.send_all(_frame(message))
+
+    async def heartbeat(task_status: trio.TaskStatus[trio.CancelScope]) -> None:
+        with trio.CancelScope() as scope:
+            task_status.started(scope)
+            while True:
+                await trio.sleep(WORKER_HEARTBEAT)
+                with trio.CancelScope(shield=True):  # never half a message on the channel
+                    try:
+                        await send(_Alive())
+                    except trio.BrokenResourceError:
+                        return  # the coordinator is gone: the end of the input stops us
+
     async with trio.open_nursery() as nursery:
         sender, receiver = trio.open_memory_channel[GameJob | _Stop](0)
         nursery.start_soon(_read_jobs, frames, sender, nursery.cancel_scope)
@@ -598,14 +650,17 @@ async def _serve(input_fd: int, output_fd: int) -> None:
             if isinstance(job, _Stop):
                 break
             reply: GameDone | _Failure
+            beating = await nursery.start(heartbeat)
             try:
                 reply = await play_job(
                     work, job, bots, lambda name: work.player(name, nursery, logs)
                 )
             except RefereeFault as fault:
                 reply = _Failure(str(fault))
+            finally:
+                beating.cancel()
             try:
-                await output.send_all(_frame(reply))
+                await send(reply)
             except trio.BrokenResourceError:
                 break  # the coordinator is gone
         await close_all(bots.values())
