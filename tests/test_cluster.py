@@ -10,6 +10,7 @@ guessed delay."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import importlib
@@ -115,20 +116,10 @@ def no_resource_tracker_left() -> Iterator[None]:
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[tuple[str, Client]]:
-    """A local cluster of three one-thread worker processes (each behind a nanny that
-    restarts it when it dies), its address and a client of it; shared by the tests of this
-    module (a worker killed by one is restarted for the next)."""
-    with (
-        LocalCluster(
-            n_workers=3,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=":0",  # never 8787: another cluster may hold it
-        ) as local,
-        Client(local.scheduler_address, set_as_default=False) as client,
-    ):
-        yield local.scheduler_address, client
+    """A local cluster of three workers (:func:`local_cluster`), shared by the tests of
+    this module (a worker killed by one is restarted for the next)."""
+    with local_cluster(3) as cluster:
+        yield cluster
 
 
 @pytest.fixture
@@ -137,30 +128,34 @@ def touchy_cluster() -> Iterator[tuple[str, Client]]:
     running it (``KilledWorker`` at once)."""
     with (
         dask.config.set({"distributed.scheduler.allowed-failures": 0}),
-        LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=":0",  # never 8787: another cluster may hold it
-        ) as local,
-        Client(local.scheduler_address, set_as_default=False) as client,
+        local_cluster(2) as cluster,
     ):
-        yield local.scheduler_address, client
+        yield cluster
 
 
 @pytest.fixture
 def cluster_without_bwrap() -> Iterator[str]:
     """Two workers that find no bubblewrap (nor anything else) on their ``PATH``."""
-    with LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address=":0",  # never 8787: another cluster may hold it
-        env={"PATH": "/nonexistent"},
-    ) as local:
-        yield local.scheduler_address
+    with local_cluster(2, env={"PATH": "/nonexistent"}) as (address, _):
+        yield address
+
+
+@contextlib.contextmanager
+def local_cluster(workers: int, **settings: Any) -> Iterator[tuple[str, Client]]:
+    """A ``LocalCluster`` of ``workers`` one-thread worker processes on loopback (each
+    behind a nanny that restarts it when it dies), its address and a client of it."""
+    with (
+        LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=":0",  # never 8787: another cluster may hold it
+            **settings,
+        ) as local,
+        Client(local.scheduler_address, set_as_default=False) as client,
+    ):
+        yield local.scheduler_address, client
 
 
 def pass_bot(name: str) -> Entrant:
