@@ -59,7 +59,7 @@ def test_a_finished_game_line_shows_no_escape_codes() -> None:
     pairing = Pairing(index=6, round=2, players=("ann", "bea"))
     reason = 'Green (ann) forfeits: invalid message: "\x1b[2J\x1b]0;owned\x07\n[Result "1/2-1/2"]'
     stored = GameRecord(6, ("ann", "bea"), "0-1", (2, 1), (0.0, 1.0), "x", reason, 0, "", "")
-    game = GameDone(game=stored, logs=(), page="", seconds=1.25)
+    game = GameDone(game=stored, logs=(), page="")
     line = describe_game(pairing, game, 1.25)
     assert line == (
         'game 7 (round 2): ann - bea 0-1, Green (ann) forfeits: invalid message: " '

@@ -81,7 +81,7 @@ async def test_a_game_comes_back_ready_to_save(tmp_path):
     (record,) = read_games(game.pgn)
     assert record.tags["GameNumber"] == "7" and record.result == game.result
     assert game.plies == len(record.turns) == 4
-    assert "<html" in done.page.lower() and done.seconds >= 0
+    assert "<html" in done.page.lower()
 
 
 async def test_a_worker_process_plays_games_on_the_bots_it_keeps(tmp_path):

@@ -68,6 +68,7 @@ from tournaments.workers import (
     GameJob,
     Pool,
     PoolFactory,
+    Warn,
     Work,
     check_players,
     close_all,
@@ -118,7 +119,6 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-Warn = Callable[[str], None]
 """Where the pool reports, one line each, what the run should know (a worker without a
 sandbox, a game submitted again)."""
 

@@ -158,6 +158,12 @@ KEYS = (
 )
 """The keys of a tournament file, and the keyword overrides :func:`load_config` takes."""
 
+_MADE_INTO_OTHERS = ("tc", "startup", "margin", "openings", "sandbox", *LIMIT_KEYS, "affinity")
+_AS_GIVEN = tuple(key for key in KEYS if key not in (*_MADE_INTO_OTHERS, "output", "players"))
+"""The keys whose checked value is a :class:`TournamentConfig` field as it is (besides
+``output`` and ``players``); the others make its time control, allowances, openings and
+sandbox policy."""
+
 OPTION_TYPES = (str, int, float, bool)
 """What a game option's value may be in a tournament file (the game checks the rest)."""
 
@@ -561,21 +567,7 @@ def _build(values: Mapping[str, Any]) -> TournamentConfig:
         "openings": read_openings(openings_file) if openings_file is not None else (),
         "openings_file": openings_file,
     }
-    for key in (
-        "event",
-        "game",
-        "options",
-        "players_per_table",
-        "format",
-        "cycles",
-        "games",
-        "rounds",
-        "tiebreaks",
-        "concurrency",
-        "cluster",
-        "seed",
-        "server",
-    ):
+    for key in _AS_GIVEN:
         if key in values:
             settings[key] = values[key]
     settings["sandbox"] = SandboxPolicy(

@@ -62,7 +62,7 @@ import os
 import resource
 import signal
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -96,7 +96,7 @@ from tournaments.report import Outcome, to_csv, to_json
 from tournaments.site import complete_site, update_site
 from tournaments.store import DATABASE, PGN, ResultStore, append_pgn
 from tournaments.swiss import Finished, Swiss
-from tournaments.workers import GameDone, GameJob, Pool, PoolFactory, Work, process_pool
+from tournaments.workers import GameDone, GameJob, Pool, PoolFactory, Warn, Work, process_pool
 
 RATINGS_JSON = "ratings.json"
 RATINGS_CSV = "ratings.csv"
@@ -156,10 +156,6 @@ class TournamentStopped(TournamentError):
     def __init__(self, message: str, *, signum: int = signal.SIGINT) -> None:
         super().__init__(message)
         self.signum = signum
-
-
-Warn = Callable[[str], None]
-"""Where a run reports, one line each, what it repaired or changed (a capped concurrency)."""
 
 
 async def run_tournament(

@@ -59,6 +59,7 @@ __all__ = [
     "MakePlayer",
     "Pool",
     "PoolFactory",
+    "Warn",
     "Work",
     "check_players",
     "close_all",
@@ -102,14 +103,16 @@ class GameJob:
 @dataclass(frozen=True, slots=True)
 class GameDone:
     """A game a worker played, ready to be saved: the game as the store keeps it (its
-    numbered PGN text included), the bots' log lines, the game's HTML page, and how many
-    seconds it took."""
+    numbered PGN text included), the bots' log lines and the game's HTML page."""
 
     game: StoredGame
     logs: tuple[str, ...]
     page: str
-    seconds: float
 
+
+Warn = Callable[[str], None]
+"""Where a run reports, one line each, what it repaired or changed (a worker that died, a
+capped concurrency)."""
 
 Watch = Callable[[int, GameRecord], None]
 """Told, before each request of a game and once more at its end, of pairing ``index``'s
@@ -201,7 +204,6 @@ async def play_job(
     for name in job.players:
         if name not in bots:
             bots[name] = make(name)
-    started = trio.current_time()
     try:
         result = await play_game(
             [bots[name] for name in job.players],
@@ -219,7 +221,6 @@ async def play_job(
             f"{describe_failure(fault)}; game {job.index + 1}, which it interrupted,"
             " was not recorded"
         ) from None
-    seconds = trio.current_time() - started
     record = numbered(result.record, job.index)
     text = format_game(record)
     ending = result.ending
@@ -236,7 +237,7 @@ async def play_job(
         finished_at=timestamp(),
     )
     page = game_page_text(job.index, text, record)
-    return GameDone(game=game, logs=tuple(result.logs), page=page, seconds=seconds)
+    return GameDone(game=game, logs=tuple(result.logs), page=page)
 
 
 async def check_players(
@@ -321,7 +322,7 @@ class _TaskPool:
 
 @contextlib.asynccontextmanager
 async def process_pool(
-    work: Work, slots: int, *, warn: Callable[[str], None] = logger.warning
+    work: Work, slots: int, *, warn: Warn = logger.warning
 ) -> AsyncIterator[Pool]:
     """A pool of ``slots`` worker processes, each playing one game at a time on bots it
     keeps between games; every worker is stopped (and its bots with it) when it closes.
@@ -337,7 +338,7 @@ async def process_pool(
 
 
 class _ProcessPool:
-    def __init__(self, work: Work, slots: int, warn: Callable[[str], None]) -> None:
+    def __init__(self, work: Work, slots: int, warn: Warn) -> None:
         self.work = work
         self.slots = slots
         shares = cpu_shares(sorted(os.sched_getaffinity(0)), slots, work.seats)
@@ -463,9 +464,7 @@ class _WorkerProcess:
     """One worker process of a :func:`process_pool`, started when first needed and
     started again when it dies."""
 
-    def __init__(
-        self, work: Work, number: int, cpus: tuple[int, ...], warn: Callable[[str], None]
-    ) -> None:
+    def __init__(self, work: Work, number: int, cpus: tuple[int, ...], warn: Warn) -> None:
         self.work = work
         self.number = number
         self.cpus = cpus

@@ -39,8 +39,8 @@ from tournaments.config import TournamentConfig
 from tournaments.pairings import Pairing
 from tournaments.progress import Progress
 from tournaments.ratings import RatingTable
-from tournaments.runner import Warn, run_tournament
-from tournaments.workers import GameDone, GameJob, Pool, PoolFactory, Work, task_pool
+from tournaments.runner import run_tournament
+from tournaments.workers import GameDone, GameJob, Pool, PoolFactory, Warn, Work, task_pool
 
 logger = logging.getLogger("referee.server")
 
