@@ -699,7 +699,8 @@ def match(
             _interrupted(f"Interrupted: finished games are in {pgn}")
         raise
     if len(score.names) == 2:
-        click.echo(_score_line(score))
+        for line in _score_lines(score):
+            click.echo(line)
     if len(score.names) != 2 or rules.scored_in_points:
         for line in _standing_lines(score):
             click.echo(line)
@@ -734,18 +735,24 @@ def _standing_lines(score: MatchScore) -> list[str]:
     return lines
 
 
-def _score_line(score: MatchScore) -> str:
-    """``Score of a vs b: 7 - 2 - 1 [0.750] 10, Elo difference: +190.8 [...]``."""
+def _score_lines(score: MatchScore) -> list[str]:
+    """cutechess-cli's two lines, counts in its order (the first bot's wins, losses, draws)::
+
+    Score of a vs b: 7 - 2 - 1  [0.750] 10
+    Elo difference: 190.8 +/- 252.1, LOS: 96.7 %, DrawRatio: 10.0 %
+    """
     from tournaments.ratings import elo_difference
     from tournaments.report import describe_elo_difference
 
-    a, b = score.names
+    a, b = (printable(name) for name in score.names)
     line = f"Score of {a} vs {b}: {score.wins} - {score.losses} - {score.draws}"
-    if score.games:
-        difference = elo_difference(score.wins, score.draws, score.losses)
-        line += f" [{score.score / score.games:.3f}] {score.games}"
-        line += f", Elo difference: {describe_elo_difference(difference)}"
-    return line
+    if not score.games:
+        return [line]
+    difference = elo_difference(score.wins, score.draws, score.losses)
+    return [
+        f"{line}  [{score.score / score.games:.3f}] {score.games}",
+        describe_elo_difference(difference),
+    ]
 
 
 @main.command()

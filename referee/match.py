@@ -29,6 +29,7 @@ message whole is never written to again, nor reused.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -54,7 +55,7 @@ from referee.driver import drive
 from referee.errors import BotCrashed, BotFault, BotTimeout, SettingsError
 from referee.games import DEFAULT_GAME, game_seed, get_entry, get_game
 from referee.games.base import GameSettings
-from referee.pgn import GameRecord, append_game
+from referee.pgn import GameRecord, append_game, iter_pgn_headers
 from referee.process import BotCommand, BotProcess, open_bot
 from referee.sandbox import SandboxPolicy
 from referee.session import Ending, GameSession, Request, check_players
@@ -418,7 +419,7 @@ class BotPlayer:
             self._starts += 1
             stderr_path = None
             if self._log_dir is not None:
-                stderr_path = self._log_dir / f"{_slug(self.name)}-{self._starts}.stderr.log"
+                stderr_path = self._stderr_path()
             self._stop, self._stopped = trio.Event(), trio.Event()
             process = await self._nursery.start(
                 self._supervise, stderr_path, self._stop, self._stopped
@@ -426,6 +427,16 @@ class BotPlayer:
             self._cpus = process.cpus
             self._current = _Link(process, self._max_line_bytes)
         return self._current
+
+    def _stderr_path(self) -> Path:
+        """The next ``<bot>-<n>.stderr.log`` not written yet: a match played into the log
+        directory of an earlier one numbers its bots' processes on, never overwriting."""
+        assert self._log_dir is not None
+        while True:  # as many steps as earlier runs left logs of this bot
+            path = self._log_dir / f"{_slug(self.name)}-{self._starts}.stderr.log"
+            if not path.exists():
+                return path
+            self._starts += 1
 
     async def _supervise(
         self,
@@ -908,6 +919,28 @@ class MatchOpenings:
         return shuffled[place]
 
 
+_GAME_LOG = re.compile(r"game-(\d+)\.log")
+"""A game's log in a match's log directory: ``game-NNNN.log``, NNNN its number."""
+
+
+def first_game_number(pgn: Path | None, log_dir: Path | None) -> int:
+    """The number of a match's first game: one past the games ``pgn`` already holds and
+    past the highest ``game-NNNN.log`` already in ``log_dir``.
+
+    A match appended to an earlier one's PGN thus goes on numbering (the ``game N``
+    lines, the ``Round`` tags, the game logs) instead of starting again at 1, and never
+    overwrites a log, as cutechess-cli's ``-pgnout`` appends to a file.
+    """
+    last = 0
+    if pgn is not None and pgn.exists():
+        last = sum(1 for _ in iter_pgn_headers(pgn))  # a broken game is a game too
+    if log_dir is not None and log_dir.is_dir():
+        for path in log_dir.iterdir():
+            if found := _GAME_LOG.fullmatch(path.name):
+                last = max(last, int(found[1]))
+    return last + 1
+
+
 async def run_match(
     commands: Sequence[BotCommand],
     config: MatchConfig,
@@ -928,9 +961,11 @@ async def run_match(
     :func:`game_seed` of ``seed`` and the game's index (without ``seed``: a secret seed
     per game). With ``openings``, each game starts from :meth:`MatchOpenings.start`.
     Each finished game is appended to ``pgn`` as it
-    ends (and its bot logs written under ``config.log_dir``); ``on_game`` is called
-    after each, then ``stop``, which ends the match early when it says so (an SPRT
-    that has decided). No bot sees ``pgn``, the log directory or another bot's ``dir``.
+    ends (and its bot logs written under ``config.log_dir``). Games are numbered from
+    :func:`first_game_number`: game N has ``[Round "N"]`` and ``game-NNNN.log``, and
+    ``on_game`` is called with N after each, then ``stop``, which ends the match early
+    when it says so (an SPRT that has decided). No bot sees ``pgn``, the log directory
+    or another bot's ``dir``.
     """
     seats = len(commands)
     check_players(get_game(config.game), seats)
@@ -938,6 +973,7 @@ async def run_match(
         raise SettingsError(f"a match plays at least one game, not {games}")
     names = unique_names(commands)
     score = MatchScore(tuple(names))
+    first = first_game_number(pgn, config.log_dir)
     if config.log_dir is not None:
         config.log_dir.mkdir(parents=True, exist_ok=True)
     if pgn is not None:
@@ -962,18 +998,18 @@ async def run_match(
                 result = await play_game(
                     seated,
                     config,
-                    round_=str(index + 1),
+                    round_=str(first + index),
                     seed=game_seed(seed, index),
                     start=None if openings is None else openings.start(index, seats),
                 )
                 if pgn is not None:
                     append_game(pgn, result.record)
                 if config.log_dir is not None and result.logs:
-                    log_path = config.log_dir / f"game-{index + 1:04d}.log"
+                    log_path = config.log_dir / f"game-{first + index:04d}.log"
                     log_path.write_text("\n".join(result.logs) + "\n", encoding="utf-8")
                 score.add(result)
                 if on_game is not None:
-                    maybe = on_game(index + 1, result, score)
+                    maybe = on_game(first + index, result, score)
                     if maybe is not None:
                         await maybe
                 if stop is not None and stop(score):

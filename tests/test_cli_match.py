@@ -42,7 +42,12 @@ def test_match_prints_each_game_and_the_score(tmp_path: Path) -> None:
     lines = result.stdout.splitlines()
     assert lines[0].startswith("game 1: one vs two  1/2-1/2  (turn limit 6 reached; 6 turns)")
     assert lines[1].startswith("game 2: two vs one")
-    assert "Score of one vs two: 0 - 0 - 4 [0.500] 4, Elo difference: +0.0" in result.stdout
+    # cutechess-cli's two lines, word for word: W - L - D, then the Elo difference.
+    assert lines[-3:] == [
+        "Score of one vs two: 0 - 0 - 4  [0.500] 4",
+        "Elo difference: 0.0 +/- 0.0, LOS: 50.0 %, DrawRatio: 100.0 %",
+        f"Games: {pgn}  Logs: {tmp_path / 'logs'}",
+    ]
     assert "Warning: 3 games rounded up to 4, a multiple of the 2 bots" in result.stderr
     games = read_pgn_file(pgn)
     assert len(games) == 4 and all(verify(game).valid for game in games)
@@ -60,8 +65,30 @@ def test_match_records_a_crash_as_a_lost_game(tmp_path: Path) -> None:
     assert "game 1: crashy vs steady  0-1  (Green (crashy) forfeits: exited (exit code 3)" in (
         result.stdout
     )
-    assert "Score of crashy vs steady: 0 - 2 - 0" in result.stdout
+    # A zero score has no finite Elo: cutechess-cli's -inf, no virtual draw behind it.
+    assert result.stdout.splitlines()[-3:-1] == [
+        "Score of crashy vs steady: 0 - 2 - 0  [0.000] 2",
+        "Elo difference: -inf +/- nan, LOS: 7.9 %, DrawRatio: 0.0 %",
+    ]
     assert [g.tags["Termination"] for g in read_pgn_file(pgn)] == ["abandoned", "abandoned"]
+
+
+def test_a_second_match_into_the_same_files_numbers_its_games_on(tmp_path: Path) -> None:
+    pgn, logs = tmp_path / "m.pgn", tmp_path / "logs"
+    common = ("--option", "turn_limit=4", "--pgn", str(pgn), "--log-dir", str(logs))
+    bots = (f"name=one cmd='{PASS_BOT}'", f"name=two cmd='{PASS_BOT}'")
+    first = run("match", *bots, "--games", "2", *common)
+    assert first.exit_code == 0, first.output
+    before = {path.name: path.read_bytes() for path in logs.iterdir()}
+    assert {"game-0001.log", "game-0002.log", "one-1.stderr.log"} <= set(before)
+    second = run("match", *bots, "--games", "2", *common)
+    assert second.exit_code == 0, second.output
+    # The rounds, the game lines and the logs go on from the games already there.
+    assert [line.split(":")[0] for line in second.stdout.splitlines()[:2]] == ["game 3", "game 4"]
+    assert [game.tags["Round"] for game in read_pgn_file(pgn)] == ["1", "2", "3", "4"]
+    after = {path.name: path.read_bytes() for path in logs.iterdir()}
+    assert {name: after[name] for name in before} == before  # nothing overwritten
+    assert {"game-0003.log", "game-0004.log", "one-2.stderr.log", "two-2.stderr.log"} <= set(after)
 
 
 def test_match_with_a_malformed_bot_is_one_error_line(tmp_path: Path) -> None:
@@ -554,7 +581,7 @@ def test_sprt_accepts_h0_for_a_bot_that_always_loses(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("games", "counts"),
-    [("2", "2 games, Ptnml(0-2) [0, 0, 0, 0, 1]"), ("1", "1 games, W-D-L +1 =0 -0")],
+    [("2", "2 games, Ptnml(0-2) [0, 0, 0, 0, 1]"), ("1", "1 games, W-L-D +1 -0 =0")],
 )
 def test_sprt_is_inconclusive_when_the_games_run_out(
     tmp_path: Path, games: str, counts: str

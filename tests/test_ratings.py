@@ -555,8 +555,11 @@ def test_rich_rating_table_and_crosstable() -> None:
 
 def test_points_and_match_lines_read_like_chess() -> None:
     assert [format_points(x) for x in (0, 0.5, 1, 7.5)] == ["0", "½", "1", "7½"]
-    assert describe_elo_difference(elo_difference(7, 0, 3)).startswith("+147.2 [-58.9, +715.8]")
-    assert "+∞]" in describe_elo_difference(elo_difference(4, 0, 0))
+    assert describe_elo_difference(elo_difference(7, 0, 3)) == (
+        "Elo difference: 147.2 +/- 387.4, LOS: 89.7 %, DrawRatio: 0.0 %"
+    )
+    sweep = describe_elo_difference(elo_difference(4, 0, 0))
+    assert sweep == "Elo difference: inf +/- nan, LOS: 97.7 %, DrawRatio: 0.0 %"
 
 
 # --- ratings of a PGN file ---------------------------------------------------------------

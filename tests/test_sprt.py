@@ -294,7 +294,7 @@ def test_report_line() -> None:
     assert line.endswith("400 games, Ptnml(0-2) [3, 40, 100, 50, 7]")
     single = Sprt(elo0=0, elo1=5, model="logistic").test(Trinomial(wins=600, losses=200))
     assert single.status is Status.H1 and "H1 accepted" in single.line()
-    assert single.line().endswith("800 games, W-D-L +600 =0 -200")
+    assert single.line().endswith("800 games, W-L-D +600 -200 =0")
 
 
 # --- settings ---------------------------------------------------------------------------

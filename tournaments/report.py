@@ -316,19 +316,23 @@ def to_csv(table: RatingTable) -> str:
 
 
 def describe_elo_difference(difference: EloDifference) -> str:
-    """A two-player match's Elo difference in one line, for the match command.
+    """A two-player match's Elo difference in cutechess-cli's words, for the match command.
 
-    For example ``+147.2 [-58.9, +715.8] (95%), LOS 89.7%, 7-0-3 in 10 games``;
-    an unbounded side of the interval shows as ``∞``.
+    For example ``Elo difference: 147.2 +/- 387.3, LOS: 99.2 %, DrawRatio: 0.0 %``:
+    the estimate, half the width of its 95% interval, the likelihood of superiority
+    and the share of draws, as cutechess-cli prints them. A perfect score (or a zero
+    one) has no finite estimate: it is ``inf`` (``-inf``), never the estimate with a
+    virtual draw that the rating table uses; a half-width the results cannot bound is
+    ``nan``, as in cutechess-cli. LOS is 50.0 % when no game was decisive.
     """
-
-    def elo(value: float) -> str:
-        """One Elo figure with its sign."""
-        return f"{'+' if value >= 0 else '-'}∞" if math.isinf(value) else f"{value:+.1f}"
-
+    if difference.virtual_draw:
+        elo = math.inf if difference.wins else -math.inf
+        margin = math.nan
+    else:
+        elo = difference.elo
+        margin = difference.margin if math.isfinite(difference.margin) else math.nan
+    draws = 100 * difference.draws / difference.games if difference.games else 0.0
     return (
-        f"{elo(difference.elo)} [{elo(difference.low)}, {elo(difference.high)}] (95%),"
-        f" LOS {100 * difference.los:.1f}%,"
-        f" {difference.wins}-{difference.draws}-{difference.losses}"
-        f" in {difference.games} games"
+        f"Elo difference: {elo:.1f} +/- {margin:.1f},"
+        f" LOS: {100 * difference.los:.1f} %, DrawRatio: {draws:.1f} %"
     )

@@ -138,7 +138,7 @@ class Trinomial(Tally):
         return self.games
 
     def __str__(self) -> str:
-        return f"+{self.wins} ={self.draws} -{self.losses}"
+        return f"+{self.wins} -{self.losses} ={self.draws}"  # cutechess-cli's order: W, L, D
 
 
 @dataclass(frozen=True, slots=True)
@@ -382,13 +382,13 @@ class SprtReport:
     def line(self) -> str:
         """The report in one line, e.g. ``LLR 0.39 (13.3%) (-2.94, 2.94) [0, 5] normalized:
         continue; Elo +14.8 ±19.3 [-4.5, +34.1], nElo +26.1 ±34.0, LOS 93.4%; 400 games,
-        Ptnml(0-2) [3, 41, 98, 52, 6]`` (for games: ``…; 400 games, W-D-L +120 =190 -90``).
+        Ptnml(0-2) [3, 41, 98, 52, 6]`` (for games: ``…; 400 games, W-L-D +120 -90 =190``).
         """
         s, e = self.sprt, self.estimate
         if isinstance(self.counts, Pentanomial):
             counts = f"{self.counts.games} games, Ptnml(0-2) {self.counts}"
         else:
-            counts = f"{self.counts.games} games, W-D-L {self.counts}"
+            counts = f"{self.counts.games} games, W-L-D {self.counts}"
         return (
             f"LLR {self.llr:.2f} ({100 * self.progress:.1f}%) ({s.lower:.2f}, {s.upper:.2f})"
             f" [{s.elo0:g}, {s.elo1:g}] {s.model}: {self.status.describe()};"
