@@ -168,18 +168,17 @@ def replay(ctx: click.Context, pgn_file: Path, final_position: bool) -> None:
 
     Prints one line per game: its number, its players in seat order joined by
     'vs', the recorded result, the number of turns (decisions, for a game whose
-    record names who made each), and 'valid' or 'INVALID: reason'. Reasons for
-    invalid games also go to stderr. A broken game does not stop the others being
-    checked. Exits 0 when every game is valid, 1 otherwise, in both modes.
+    record names who made each), and 'valid' or 'INVALID: reason'. Each reason is
+    said once, in its game's line on stdout (stderr holds only the command's own
+    Error line). A broken game does not stop the others being checked. Exits 0 when
+    every game is valid, 1 otherwise, in both modes.
     """
     games = invalid = 0
     for check in check_games(iter_pgn_file(pgn_file)):  # one game in memory at a time
         games += 1
         line = _final_position_line(check) if final_position else _summary_line(check)
         click.echo(printable(line))
-        if not check.valid:
-            invalid += 1
-            click.echo(printable(f"game {check.number}: {check.reason}"), err=True)
+        invalid += not check.valid
     if not games:
         raise RecordError(f"{pgn_file} holds no games")
     ctx.exit(1 if invalid else 0)

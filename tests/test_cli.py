@@ -64,8 +64,13 @@ def test_replay_reports_every_game_and_exits_1_on_an_invalid_one() -> None:
         "game 5: climber vs sleeper, 1-0, 2 turns,"
         " INVALID: turn 41: the game was over (Green reached the top)"
     )
-    errors = result.stderr.splitlines()
-    assert [line.split(":")[0] for line in errors] == ["game 2", "game 3", "game 5"]
+    assert result.stderr == ""  # each reason once, in its game's line
+
+
+def test_replay_final_position_says_each_reason_once_on_stdout() -> None:
+    result = run("replay", str(DATA / "mixed.pgn"), "--final-position")
+    assert result.stderr == ""
+    assert sum("the game was over" in line for line in result.stdout.splitlines()) == 1
 
 
 def test_replay_final_position_prints_one_line_per_game() -> None:
@@ -157,6 +162,38 @@ def test_show_picks_a_game_and_warns_about_an_illegal_turn() -> None:
 def test_show_reports_bad_input_in_one_line() -> None:
     assert_one_line_error(run("show", "not a position"), "Error: a position has 5 fields")
     assert_one_line_error(run("show", "missing.pgn"), "cannot read missing.pgn")
+
+
+def test_show_a_seats_view_of_a_finished_verdant_game_says_each_thing_once(
+    tmp_path: Path,
+) -> None:
+    from bots import make_bot
+    from bots.arena import play_game
+    from referee.clock import TimeControl
+    from referee.pgn import append_game
+
+    played = play_game(
+        make_bot("verdant-random", 1),
+        make_bot("verdant-random", 2),
+        time_control=TimeControl.parse("60"),
+    )
+    path = tmp_path / "verdant.pgn"
+    append_game(path, played.record)
+    result = run("show", str(path), "--seat", "1")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == (
+        "Verdant (standard), 2 players, seat 1's view: the game is over after turn 26."
+        " Turns left per seat: 0, 0."
+    )
+    homes = [line.split(":")[0] for line in lines if line.startswith("Seat ")]
+    assert homes == ["Seat 1 (viewer)", "Seat 2"]  # nobody at `show` is "you"
+    public = run("show", str(path)).stdout.splitlines()
+    assert public[0].startswith("Verdant (standard), 2 players, public view: the game is over")
+    assert [line.split(":")[0] for line in public if line.startswith("Seat ")] == [
+        "Seat 1",
+        "Seat 2",
+    ]
 
 
 def test_show_refuses_turn_for_a_position_string() -> None:

@@ -1065,7 +1065,7 @@ def test_render_draws_a_view_without_escapes_unless_asked() -> None:
     assert (
         "\x1b[33mP20\x1b[0m yellow" in coloured
         and "seat 2's view" in coloured
-        and "Seat 2 (you, to play)" in coloured
+        and "Seat 2 (viewer, to play)" in coloured
     )
     setup = render(GAME.view(deal(new(2), "P05", "R07"), 0), False)
     assert "Setup: seat 1 was dealt R07" in setup

@@ -113,8 +113,8 @@ def _home(view: VerdantView, seat: int, color: bool) -> list[str]:
     total = sum(points for _, points in breakdown)
     storage = TOKENS[mine.storage].id if mine.storage >= 0 else "empty"
     marks = []
-    if seat == view.seat:
-        marks.append("you")
+    if seat == view.seat:  # a person at the terminal, or `show --seat`: nobody is "you"
+        marks.append("viewer")
     if seat == view.current and view.to_decide is not None:
         marks.append("to play" if PHASE_NAMES[view.phase] == "turn" else "in setup")
     mark = f" ({', '.join(marks)})" if marks else ""
@@ -158,18 +158,18 @@ def _home(view: VerdantView, seat: int, color: bool) -> list[str]:
 
 def _status(view: VerdantView) -> list[str]:
     phase = PHASE_NAMES[view.phase]
+    phase_text = f"turn {view.turn}" if phase == "turn" else f"{phase}, turn {view.turn}"
     if view.to_decide is None:
-        who = "the game is over"
+        where = f"the game is over after turn {view.turn}"
     elif view.to_decide == CHANCE:
-        who = "chance deals"
+        where = f"{phase_text}, chance deals"
     else:
-        who = f"seat {view.to_decide + 1} decides"
+        where = f"{phase_text}, seat {view.to_decide + 1} decides"
     viewer = f"seat {view.seat + 1}'s view" if view.seat >= 0 else "public view"
     left = ", ".join(str(count) for count in view.turns_left)
-    phase_text = f"turn {view.turn}" if phase == "turn" else f"{phase}, turn {view.turn}"
     lines = [
         f"Verdant ({VARIANTS[view.variant]}), {view.players} player"
-        f"{'s' if view.players > 1 else ''}, {viewer}: {phase_text}, {who}."
+        f"{'s' if view.players > 1 else ''}, {viewer}: {where}."
         f" Turns left per seat: {left}."
     ]
     part = view.part
