@@ -148,6 +148,40 @@ def test_tournament_from_flags_then_ratings_of_its_pgn(tmp_path: Path) -> None:
     assert leftover_processes() == []
 
 
+def test_ratings_at_80_columns_keep_names_whole_and_signs_with_an_anchor(tmp_path: Path) -> None:
+    names = ("bots.verdant.random", "bots.verdant.greedy", "bots.verdant.mc")
+    games = []
+    for number, result in enumerate(("1-0", "1/2-1/2", "0-1", "1-0", "1-0", "1/2-1/2")):
+        white, black = names[number % 3], names[(number + 1) % 3]
+        games.append(f'[White "{white}"]\n[Black "{black}"]\n[Result "{result}"]\n\n{result}\n')
+    pgn = tmp_path / "names.pgn"
+    pgn.write_text("\n".join(games))
+
+    def rows(*flags: str) -> list[str]:
+        result = CliRunner(env={"COLUMNS": "80"}).invoke(main, ["ratings", str(pgn), *flags])
+        assert result.exit_code == 0, result.output
+        lines = result.stdout.splitlines()
+        assert max(len(line) for line in lines) <= 80
+        return [line for line in lines if line.startswith("│")][:5]
+
+    # Folded, not cut to "bots.verdant.…": each name can still be told from the others.
+    assert rows() == [
+        "│ 1 │ bots.verdant.ran │ +227 │ 345 │     4 │ 3 │ 1 │ 0 │    3½ │ 87.5 │ 86.2% │",
+        "│   │ dom              │      │     │       │   │   │   │       │      │       │",
+        "│ 2 │ bots.verdant.gre │  -77 │ 272 │     4 │ 1 │ 1 │ 2 │    1½ │ 37.5 │ 62.5% │",
+        "│   │ edy              │      │     │       │   │   │   │       │      │       │",
+        "│ 3 │ bots.verdant.mc  │ -150 │ 290 │     4 │ 0 │ 2 │ 2 │     1 │ 25.0 │       │",
+    ]
+    assert rows("--anchor", "bots.verdant.mc")[::2] == [
+        "│ 1 │ bots.verdant.ran │ +377 │ 576 │     4 │ 3 │ 1 │ 0 │    3½ │ 87.5 │ 86.2% │",
+        "│ 2 │ bots.verdant.gre │  +72 │ 445 │     4 │ 1 │ 1 │ 2 │    1½ │ 37.5 │ 62.5% │",
+        "│ 3 │ bots.verdant.mc  │   +0 │   0 │     4 │ 0 │ 2 │ 2 │     1 │ 25.0 │       │",
+    ]
+    # On a scale an anchor fixes at another rating, ratings are plain numbers, as Ordo's.
+    plain = rows("--anchor", "bots.verdant.mc", "--anchor-elo", "2800")
+    assert plain[0].startswith("│ 1 │ bots.verdant.ran │ 3177 │")
+
+
 def test_tournament_needs_players() -> None:
     result = run("tournament")
     assert result.exit_code == 2

@@ -12,7 +12,7 @@ import io
 import json
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 from rich.table import Table
 from rich.text import Text
@@ -77,12 +77,19 @@ def _number(value: float | None, spec: str) -> str:
     return "" if value is None else format(value, spec)
 
 
+NAME_OVERFLOW: Final = "fold"
+"""How a name too long for a narrow terminal is shown: whole, folded onto more lines
+(cut with an ellipsis, ``bots.verdant.random`` and ``bots.verdant.greedy`` would both
+read ``bots.verdant.…``)."""
+
+
 def rating_table(table: RatingTable, *, title: str | None = None) -> Table:
     """The rating table as a rich :class:`~rich.table.Table`, best player first.
 
     Two-seat games scored 1, ½ or 0 (``kind`` ``"two-seat"``): rank, name, Elo
-    (signed unless anchored), 95% error, games, wins, draws, losses, points,
-    score percentage and the likelihood of superiority over the next player.
+    (signed: a difference from the mean or from an anchor rated 0; plain when an anchor
+    fixes another rating, as ``--anchor-elo 2800`` does), 95% error, games, wins, draws,
+    losses, points, score percentage and the likelihood of superiority over the next player.
     Other games (``"tables"``): rank, name, Elo, error, games, mean score, mean
     place, the percentage of the two-player results scored, and LOS. Solo games:
     rank, name, games and mean score.
@@ -90,7 +97,7 @@ def rating_table(table: RatingTable, *, title: str | None = None) -> Table:
     notes = _notes(table)
     view = Table(title=title, caption=None if notes is None else Text(notes))
     view.add_column("#", justify="right")
-    view.add_column("Player")
+    view.add_column("Player", overflow=NAME_OVERFLOW)
     headings = {
         "two-seat": ("Elo", "±", "Games", "W", "D", "L", "Score", "%", "LOS"),
         "tables": ("Elo", "±", "Games", "Mean score", "Mean place", "%", "LOS"),
@@ -98,7 +105,8 @@ def rating_table(table: RatingTable, *, title: str | None = None) -> Table:
     }[table.kind]
     for heading in headings:
         view.add_column(heading, justify="right")
-    sign = "" if table.anchor is not None else "+"
+    anchored = table.anchor is not None and round(table.player(table.anchor).elo or 0) != 0
+    sign = "" if anchored else "+"
     for row in table.players:
         elo = (_number(row.elo, f"{sign}.0f"), _number(row.error, ".0f"))
         los = "" if row.los_next is None else f"{100 * row.los_next:.1f}%"
@@ -146,7 +154,7 @@ def crosstable(table: RatingTable, *, title: str | None = None) -> Table:
     """
     view = Table(title=title)
     view.add_column("#", justify="right")
-    view.add_column("Player")
+    view.add_column("Player", overflow=NAME_OVERFLOW)
     for row in table.players:
         view.add_column(str(row.rank), justify="center")
     view.add_column("Score", justify="right")
@@ -185,7 +193,7 @@ def swiss_table(standings: Sequence[Standing], *, title: str | None = None) -> T
     colours (``W``, ``B``, ``-`` per round)."""
     view = Table(title=title)
     view.add_column("#", justify="right")
-    view.add_column("Player")
+    view.add_column("Player", overflow=NAME_OVERFLOW)
     for heading in ("Points", "Buchholz", "Games", "Byes", "Colours"):
         view.add_column(heading, justify="right")
     for row in standings:
