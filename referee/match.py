@@ -607,6 +607,11 @@ def _journal_ending(
     return note
 
 
+def record_date() -> str:
+    """Today's date as a record's ``Date`` tag holds it (``2026.12.01``, UTC)."""
+    return datetime.now(UTC).strftime("%Y.%m.%d")
+
+
 async def play_game(
     players: Sequence[BotPlayer],
     config: MatchConfig,
@@ -638,7 +643,7 @@ async def play_game(
         tags={
             "Event": config.event,
             "Site": config.site,
-            "Date": datetime.now(UTC).strftime("%Y.%m.%d"),
+            "Date": record_date(),
             "Round": round_,
         },
         max_line_bytes=config.max_line_bytes,

@@ -6,8 +6,11 @@ bots are refereed exactly as there (same session, same bot seats, same clocks).
 Before each of the person's decisions they are told what the others did since their
 last one, as they may see it, and shown their view, drawn by the game's renderer;
 they type the decision in the game's record notation (the game's ``person_help``
-says how). A malformed or illegal decision is explained and asked for again — a
-person is not forfeited for a typo — and the person's clock is not charged.
+says how; ``moves`` lists the legal ones). A malformed or illegal decision is
+explained and asked for again — a person is not forfeited for a typo. The person's
+seat is untimed (the session's ``untimed``): no clock runs out, and the record keeps
+each of their decisions' real think time, from the prompt to the accepted line, as
+``[%emt]`` without a ``[%clk]``.
 """
 
 from __future__ import annotations
@@ -23,7 +26,14 @@ from referee.driver import SeatStopped, drive
 from referee.errors import BotFault, RuleError, SettingsError
 from referee.games import GameEntry, get_entry
 from referee.games.base import GameSettings
-from referee.match import BotPlayer, BotSeat, GameJournal, MatchConfig, unique_names
+from referee.match import (
+    BotPlayer,
+    BotSeat,
+    GameJournal,
+    MatchConfig,
+    record_date,
+    unique_names,
+)
 from referee.pgn import GameRecord, append_game
 from referee.process import BotCommand
 from referee.session import GameSession, Request, check_players
@@ -34,6 +44,15 @@ STOP_WORDS = frozenset({"quit", "exit", "resign"})
 
 HELP_WORDS = frozenset({"help", "?"})
 """What a person types to be told how to write a decision."""
+
+MOVES_WORDS = frozenset({"moves", "legal"})
+"""What a person types to see the legal decisions now."""
+
+COMMANDS = (
+    "Commands: 'moves' lists your legal decisions now, 'help' shows this again,"
+    " 'quit' stops (the game is left unfinished)."
+)
+"""The words a person may type besides a decision, said once in the intro and in ``help``."""
 
 
 class _LineReader:
@@ -82,6 +101,7 @@ class PersonSeat:
         self._say = say
         self._requests = 0
         self._shown = 0  # the id of the last request whose news and view were shown
+        self._asked_at = 0.0  # when that request was first shown (trio's clock)
         self._players: tuple[str, ...] = ()
         self._seat_name = ""
 
@@ -94,7 +114,7 @@ class PersonSeat:
         return self._requests + 1
 
     def help(self) -> str:
-        return f"{self._entry.person_help} Type 'quit' to stop, 'help' to see this again."
+        return f"{self._entry.person_help} {COMMANDS}"
 
     async def start(self, session: GameSession, seat: int) -> None:
         self._players = session.players
@@ -109,23 +129,30 @@ class PersonSeat:
         self._requests = max(self._requests, message.id)
         if message.id != self._shown:  # asked again after a refusal: said already
             self._shown = message.id
+            self._asked_at = trio.current_time()  # think time runs from the first prompt
             self._tell(message.since_last)
             self._say(self._entry.render(request.view, self._color))
         rules = self._entry.rules
         while True:
             self._say(f"{self._seat_name} to play> ")
             line = await self._reader.readline()
-            if line is None or line.lower() in STOP_WORDS:
+            word = "" if line is None else line.lower()
+            if line is None or word in STOP_WORDS:
                 raise SeatStopped
-            if line.lower() in HELP_WORDS:
+            if word in HELP_WORDS:
                 self._say(self.help())
+                continue
+            if word in MOVES_WORDS:
+                for listed in self._entry.person_moves(request.view):
+                    self._say(listed)
                 continue
             try:
                 decision = rules.parse_decision(line)
             except RuleError as error:
                 self._say(f"Not a legal turn: {for_terminal(str(error))}")
                 continue
-            return TurnReply(id=message.id, actions=self._entry.codec.actions_raw(decision)), 0.0
+            reply = TurnReply(id=message.id, actions=self._entry.codec.actions_raw(decision))
+            return reply, trio.current_time() - self._asked_at
 
     async def refused(self, seat: int, error: ErrorMessage) -> None:
         self._say(f"Not a legal turn: {for_terminal(error.message)}")
@@ -190,8 +217,9 @@ async def play_against(
         players=names,
         control=config.control,
         allowances=config.allowances,
-        tags={"Event": "Human vs bot", "Site": config.site},
+        tags={"Event": "Human vs bot", "Site": config.site, "Date": record_date()},
         max_line_bytes=config.max_line_bytes,
+        untimed=(seat,),
     )
     reader = _LineReader(input_fd)
     try:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -182,7 +182,9 @@ class GameSession:
     """The referee's side of one game between ``players`` (names, in seat order).
 
     ``control`` is the time control the seats play under; ``allowances`` the
-    referee's own start-up allowance and margin.
+    referee's own start-up allowance and margin. Seats in ``untimed`` (a person at
+    the terminal) have no clock: they never run out of time, and their decisions are
+    recorded with the time they took (``[%emt]``) but no time left (no ``[%clk]``).
     """
 
     def __init__(
@@ -196,6 +198,7 @@ class GameSession:
         allowances: Allowances | None = None,
         tags: Mapping[str, str] | None = None,
         max_line_bytes: int,
+        untimed: Collection[int] = (),
     ) -> None:
         if len(players) != settings.players:
             raise ValueError("one name per seat")
@@ -207,6 +210,7 @@ class GameSession:
         self.control = control
         self.allowances = allowances if allowances is not None else Allowances()
         self.clock = Clock(control, len(players), margin=self.allowances.margin)
+        self.untimed = frozenset(untimed)
         self.max_line_bytes = max_line_bytes
         self._extra_tags = dict(tags or {})
         self._chance = ChanceDraws(settings.seed)
@@ -338,7 +342,7 @@ class GameSession:
         if seat != self._asked or self.ending is not None:
             raise RuntimeError(f"seat {seat} was not asked for a decision")
         player = self.seat_name(seat)
-        if not self.clock.charge(seat, elapsed):
+        if seat not in self.untimed and not self.clock.charge(seat, elapsed):
             allowed = self.clock.budget(seat) - self.clock.margin
             return self.fault(
                 seat,
@@ -456,7 +460,7 @@ class GameSession:
             for seat in range(len(self.players))
         )
         remaining = None
-        if actor != CHANCE:
+        if actor != CHANCE and actor not in self.untimed:
             self.clock.add_increment(actor)
             remaining = self.clock.remaining(actor)
         self._played.append(
@@ -536,8 +540,11 @@ class GameSession:
             RecordedTurn(
                 p.notation,
                 clock=None
-                if p.elapsed is None or p.remaining is None
-                else ClockAnnotation(clock_ms=_ms(p.remaining), elapsed_ms=_ms(p.elapsed)),
+                if p.elapsed is None
+                else ClockAnnotation(
+                    clock_ms=None if p.remaining is None else _ms(p.remaining),
+                    elapsed_ms=_ms(p.elapsed),
+                ),
                 actor=p.actor if named else None,
                 turn=p.turn if named else None,
             )

@@ -29,7 +29,8 @@ class GameEntry:
     the terminal, with ANSI colours only when ``color``; ``render_public(state,
     color)`` draws what every seat may see, for spectators and ``referee show``.
     ``person_help`` tells a person at the terminal how to type a decision (in
-    ``rules.parse_decision``'s notation).
+    ``rules.parse_decision``'s notation); ``person_moves(view)`` lists, in lines,
+    the legal decisions (or first steps of one) a seat with that view may make.
     """
 
     rules: Game[Any, Any]
@@ -37,6 +38,9 @@ class GameEntry:
     render: Callable[[Any, bool], str]
     render_public: Callable[[Any, bool], str]
     person_help: str
+    person_moves: Callable[[Any], list[str]] = lambda view: [
+        "This game does not list its legal decisions."
+    ]
 
 
 DEFAULT_GAME = "ivy"

@@ -33,7 +33,7 @@ from referee.games.ivy.board import (
 from referee.games.ivy.codec import CODEC
 from referee.games.ivy.game import IvyGame, IvyState
 from referee.games.ivy.position import Position, TurnBuilder
-from referee.games.ivy.render import render
+from referee.games.ivy.render import moves, render
 from referee.games.ivy.turns import Action, Choke, Creep, Leaf, Turn
 
 ENTRY = GameEntry(
@@ -41,10 +41,8 @@ ENTRY = GameEntry(
     codec=CODEC,
     render=render,
     render_public=lambda state, color: render(state.position, color),
-    person_help=(
-        "Type a turn such as c2+Lc2 (creep c2, leaf on c2), xg3 (choke g3), -- (pass);"
-        " 'quit' stops."
-    ),
+    person_help=("Type a turn such as c2+Lc2 (creep c2, leaf on c2), xg3 (choke g3), -- (pass)."),
+    person_moves=moves,
 )
 
 __all__ = [

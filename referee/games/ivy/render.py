@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from referee.games.ivy.board import COLUMNS, ROOTS, TOP, Cell, Player, cell_at, cell_name
 from referee.games.ivy.position import Position
+from referee.games.ivy.turns import PASS_TOKEN, Choke, Creep, Leaf
 
 _RESET = "\x1b[0m"
 _STYLES: dict[str, str] = {
@@ -124,3 +125,22 @@ def _status(position: Position) -> str:
     if winner is not None:
         status += f" {winner.title} wins at this Feed (living leaf on {cell_name(TOP)})."
     return status
+
+
+def moves(position: Position) -> list[str]:
+    """The actions the player to move may begin a turn with, by kind, for a person at the
+    terminal (``moves``): a whole turn joins several, so it is the first ones, not every
+    turn, that can be listed."""
+    builder = position.begin()
+    kinds = (
+        ("creep", [str(Creep(cell)) for cell in builder.creep_targets()]),
+        ("leaf", [str(Leaf(cell)) for cell in builder.leaf_targets()]),
+        ("choke", [str(Choke(cell)) for cell in builder.choke_targets()]),
+    )
+    lines = [
+        "Legal actions to begin the turn with (join actions with '+', e.g. c2+Lc2; each"
+        " costs sun, and what may follow depends on what came before):"
+    ]
+    lines += [f"  {kind}: {' '.join(listed)}" for kind, listed in kinds if listed]
+    lines.append(f"  pass: {PASS_TOKEN}")
+    return lines

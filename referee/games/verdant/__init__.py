@@ -32,7 +32,7 @@ from referee.games.verdant.cards import (
 )
 from referee.games.verdant.codec import CODEC, view_from_wire
 from referee.games.verdant.game import VerdantGame
-from referee.games.verdant.render import render, render_public
+from referee.games.verdant.render import moves, render, render_public
 from referee.games.verdant.rules import (
     advance,
     apply_decision,
@@ -81,8 +81,9 @@ ENTRY = GameEntry(
         " x=1 y=0, use the taken token on the card at 1,0). Steps: pick:<col><p|r>[:<token"
         " col>], place@x,y, store, use:taken@x,y[+x,y…], use:stored@x,y, discard:taken,"
         " discard:stored; thumb actions cards:0p+1r, tokens:0+3, split, grow@x,y (after"
-        " cards:/tokens: you are asked again). 'pass' when no pick is possible; 'quit' stops."
+        " cards:/tokens: you are asked again). 'pass' when no pick is possible."
     ),
+    person_moves=moves,
 )
 
 __all__ = [

@@ -18,11 +18,12 @@ the text holds no escape code at all.
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from referee.games.base import CHANCE
 from referee.games.verdant.cards import PLANTS, ROOMS, TOKENS
-from referee.games.verdant.rules import view_of
+from referee.games.verdant.rules import can_finish, state_from_view, steps_by_kind, view_of
 from referee.games.verdant.scoring import home_breakdown
 from referee.games.verdant.state import (
     CELL_X,
@@ -37,6 +38,7 @@ from referee.games.verdant.state import (
     VerdantView,
     cell_of,
 )
+from referee.games.verdant.steps import format_decision
 
 _CELL: Final = 16
 _RESET: Final = "\x1b[0m"
@@ -226,3 +228,28 @@ def render(view: VerdantView, color: bool) -> str:
 def render_public(state: VerdantState, color: bool) -> str:
     """What every seat may see of ``state``, drawn as :func:`render` draws a view."""
     return render(view_of(state, CHANCE), color)
+
+
+MOVES_SHOWN: Final = 12
+"""The most steps of one kind that ``moves`` spells out (1a has 255 ways to replace cards)."""
+
+
+def moves(view: VerdantView) -> list[str]:
+    """The steps the seat may take first, grouped by kind, for a person at the terminal
+    (``moves``): a decision joins steps with ``/``, and which may follow a step depends
+    on it, so only the first ones are listed; a kind with many is shown by its first
+    :data:`MOVES_SHOWN` and its count."""
+    state = state_from_view(view)
+    lines = [
+        "Legal first steps (a decision joins steps with '/', each legal after the ones before it):"
+    ]
+    for kind, steps in steps_by_kind(state).items():
+        label = re.sub(r"(?<!^)(?=[A-Z])", " ", kind).lower()  # ReplaceCards: replace cards
+        shown = " ".join(format_decision((step,)) for step in steps[:MOVES_SHOWN])
+        more = f" … ({len(steps)} in all)" if len(steps) > MOVES_SHOWN else ""
+        lines.append(f"  {label}: {shown}{more}")
+    if can_finish(state):
+        lines.append("  end the turn: pass (no pick is possible)")
+    if len(lines) == 1:
+        lines.append("  none: it is not your decision")
+    return lines
