@@ -794,8 +794,9 @@ def play(
     """Play bots yourself in the terminal, typing decisions in the game's notation.
 
     Ivy: turns such as c2+Lc2 (creep c2, leaf on c2), xg3 (choke g3), -- (pass).
-    A Verdant game takes one person and 0 to 4 BOTs. Type 'help' for the game's
-    notation, 'quit' to stop.
+    A Verdant game takes one person and 0 to 4 BOTs. Type 'moves' for the legal
+    decisions, 'help' for the game's notation and these commands, 'quit' to stop. Your
+    seat is untimed (--tc times the bots); the record keeps your think time as [%emt].
     """
     config = _match_config(game, tc, startup, margin, options, sandbox=sandbox)
     rules = get_game(config.game)
