@@ -97,3 +97,19 @@ def test_play_dates_its_record_says_each_command_once_and_lists_moves(tmp_path: 
     assert all(t.clock is not None and t.clock.clock_ms is None for t in green)
     assert all(t.clock is not None and t.clock.elapsed_ms is not None for t in green)
     assert all(t.clock is not None and t.clock.clock_ms is not None for t in purple)
+
+
+def test_verdant_moves_group_the_first_steps_and_count_a_long_kind() -> None:
+    from test_verdant_rules import GAME, started, with_seat
+
+    from referee.games.verdant.render import moves
+
+    lines = moves(GAME.view(with_seat(started(), 0, thumbs=4), 0))
+    assert lines[0] == (
+        "Legal first steps (a decision joins steps with '/', each legal after the ones before it):"
+    )
+    by_kind = {line.split(":")[0].strip(): line for line in lines[1:]}
+    assert set(by_kind) >= {"pick", "replace cards", "replace tokens"}
+    assert by_kind["pick"].startswith("  pick: pick:0p pick:1p")
+    assert by_kind["replace cards"].endswith(" … (255 in all)")
+    assert len(by_kind["replace cards"].split(" … ")[0].split()) == 2 + 12  # label + 12
