@@ -29,6 +29,7 @@ closes). If it fails, the tournament goes on without spectators, with one log li
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import json
@@ -316,8 +317,9 @@ async def _serve(spec: dict[str, Any]) -> None:
     feed = trio.lowlevel.FdStream(os.dup(sys.stdin.fileno()))
     async with trio.open_nursery() as nursery:
         await nursery.start(hub.serve_on, listeners, context)
-        async for message in read_feed(feed):
-            receiver.apply(message)
+        async with contextlib.aclosing(read_feed(feed)) as messages:
+            async for message in messages:
+                receiver.apply(message)
         nursery.cancel_scope.cancel()  # the referee is gone: so are its spectators
 
 
