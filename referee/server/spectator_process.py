@@ -41,7 +41,7 @@ import struct
 import subprocess
 import sys
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
 
@@ -255,7 +255,7 @@ def _die_with_parent() -> None:
         pass  # not Linux: the end of the feed still ends it
 
 
-async def read_feed(stream: trio.abc.ReceiveStream) -> AsyncIterator[Message]:
+async def read_feed(stream: trio.abc.ReceiveStream) -> AsyncGenerator[Message, None]:
     """The messages :meth:`SpectatorFeed.run` wrote to ``stream``, until it ends."""
     decoder = msgspec.msgpack.Decoder(Message)
     buffer = bytearray()
