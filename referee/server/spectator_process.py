@@ -2,8 +2,8 @@
 
 The referee's trio loop reads and writes to the bots and times their replies; nothing a
 spectator does may delay it. So the spectators' web server (:class:`~referee.server.
-spectate.Spectators`) runs in a process of its own, with its own event loop, at a lower
-CPU priority (``nice`` 10), and everything done for spectators is done there: parsing
+spectate.Spectators`) runs in a process of its own, with its own event loop, at the
+lowest CPU priority (``nice`` 19), and everything done for spectators is done there: parsing
 their requests, computing live positions, encoding events and pages, reading site
 files. The referee's side only tells it what happens, through :class:`SpectatorFeed`:
 
@@ -22,15 +22,16 @@ files. The referee's side only tells it what happens, through :class:`SpectatorF
 
 The listening sockets are opened by the referee's process (so a port in use is its one
 error line, and the port picked for 0 is known at once) and inherited by the child,
-which accepts on them. The child dies with the referee (it is terminated when the
-server stops, gets ``SIGKILL`` if the referee dies, and ends when its standard input
-closes). If it fails, the tournament goes on without spectators, with one log line.
+which accepts on them. The child dies with the referee: it is terminated when the
+server stops, and ends when its standard input closes, as it does when the referee dies
+(no ``PR_SET_PDEATHSIG``: it follows the thread that started the child, and trio starts
+children from a worker thread that does not last). If it fails, the tournament goes on
+without spectators, with one log line.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import functools
 import json
 import logging
@@ -58,7 +59,7 @@ FEED_QUEUE = 1024
 """Messages the feed holds for the spectators' process; when full, they are dropped and
 a :class:`Resync` is sent in their place."""
 
-NICE = 10
+NICE = 19
 """How much lower the spectators' process's CPU priority is than the referee's."""
 
 _FRAME = struct.Struct("!I")
@@ -246,15 +247,6 @@ async def _supervise(
 # --- the spectators' process ---------------------------------------------------------------
 
 
-def _die_with_parent() -> None:
-    """Ask Linux to kill this process when its parent dies (``PR_SET_PDEATHSIG``)."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass  # not Linux: the end of the feed still ends it
-
-
 async def read_feed(stream: trio.abc.ReceiveStream) -> AsyncGenerator[Message, None]:
     """The messages :meth:`SpectatorFeed.run` wrote to ``stream``, until it ends."""
     decoder = msgspec.msgpack.Decoder(Message)
@@ -325,7 +317,6 @@ async def _serve(spec: dict[str, Any]) -> None:
 
 def main(argument: str) -> None:
     """``python -m referee.server.spectator_process SPEC``: the process itself."""
-    _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.nice(NICE)
     try:
