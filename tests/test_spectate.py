@@ -89,12 +89,18 @@ class Client:
         self.stream = stream
         self.conn = h11.Connection(h11.CLIENT)
         self.buffer = b""
+        self.last: h11.Response | None = None
 
     @classmethod
-    async def open(cls, port: int, *, receive_buffer: int | None = None) -> Client:
+    async def open(
+        cls, port: int, *, receive_buffer: int | None = None, source: str | None = None
+    ) -> Client:
+        """A connection to ``port``, from loopback address ``source`` if given."""
         sock = trio.socket.socket()
         if receive_buffer is not None:  # a small window: the server's writes stall sooner
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+        if source is not None:
+            await sock.bind((source, 0))
         await sock.connect(("127.0.0.1", port))
         return cls(trio.SocketStream(sock))
 
@@ -112,7 +118,16 @@ class Client:
     async def get(self, target: str) -> tuple[int, bytes]:
         """The status and body of ``GET target``."""
         await self.send_request(target)
+        return await self.response()
+
+    async def response(self) -> tuple[int, bytes]:
+        """The status and body of the next response (to a request sent raw, pipelined,
+        if h11 has not sent one)."""
+        if self.conn.our_state is h11.IDLE:  # tell h11 of the request, sent already
+            self.conn.send(h11.Request(method="GET", target="/", headers=[("host", "x")]))
+            self.conn.send(h11.EndOfMessage())
         response = await self.next()
+        self.last = response
         body = b""
         while not isinstance(event := await self.next(), h11.EndOfMessage):
             body += event.data
@@ -390,6 +405,70 @@ async def test_streams_and_connections_are_capped(output: Path) -> None:
             await fourth.get("/ratings.json")  # closed as soon as accepted
         for client in (first, second, third, fourth):
             await client.close()
+
+
+async def test_connections_are_capped_per_address(output: Path) -> None:
+    hub = Spectators(output, limits=Limits(connections_per_address=2))
+    async with serving(hub) as port:
+        held = [await Client.open(port) for _ in range(2)]
+        for client in held:  # both counted: each has been answered
+            assert (await client.get("/ratings.json"))[0] == 200
+        third = await Client.open(port)
+        with pytest.raises((trio.BrokenResourceError, h11.RemoteProtocolError)):
+            await third.get("/ratings.json")  # closed as soon as accepted
+        other = await Client.open(port, source="127.0.0.2")  # another address is served
+        assert (await other.get("/ratings.json"))[0] == 200
+        await held[0].close()
+        with trio.fail_after(30):  # a bound, not a measure: it comes at once
+            while hub.connections > 2:  # the server saw it go: its slot is free again
+                await trio.sleep(0.01)
+        again = await Client.open(port)
+        assert (await again.get("/ratings.json"))[0] == 200
+        for client in (*held, third, other, again):
+            await client.close()
+
+
+def pipelined(count: int, target: str = "/ratings.json") -> bytes:
+    """``count`` GET requests, sent at once without waiting for any answer."""
+    return f"GET {target} HTTP/1.1\r\nHost: spectate\r\n\r\n".encode() * count
+
+
+async def test_requests_are_limited_per_address_pipelined_ones_one_by_one(output: Path) -> None:
+    # A bucket of 5 that refills once in 1000 s: nothing refills during the test.
+    limits = Limits(request_burst=5, requests_per_second=0.001)
+    hub = Spectators(output, limits=limits)
+    async with serving(hub) as port:
+        client = await Client.open(port)
+        await client.stream.send_all(pipelined(8))
+        statuses = []
+        for _ in range(6):
+            statuses.append((await client.response())[0])
+        assert statuses == [200] * 5 + [429]
+        assert client.last is not None
+        headers = dict(client.last.headers)
+        assert headers[b"retry-after"] == b"1000" and headers[b"connection"] == b"close"
+        assert isinstance(await client.next(), h11.ConnectionClosed)  # the rest unanswered
+        # The bucket is the address's, not the connection's: a new one is refused too.
+        same = await Client.open(port)
+        assert (await same.get("/events"))[0] == 429
+        other = await Client.open(port, source="127.0.0.3")
+        assert (await other.get("/ratings.json"))[0] == 200
+        for each in (client, same, other):
+            await each.close()
+
+
+async def test_a_connection_carries_a_bounded_number_of_requests(output: Path) -> None:
+    hub = Spectators(output, limits=Limits(requests_per_connection=3))
+    async with serving(hub) as port:
+        client = await Client.open(port)
+        await client.stream.send_all(pipelined(5))
+        for number in (1, 2, 3):
+            assert (await client.response())[0] == 200
+            assert client.last is not None
+            closing = dict(client.last.headers).get(b"connection") == b"close"
+            assert closing == (number == 3)
+        assert isinstance(await client.next(), h11.ConnectionClosed)
+        await client.close()
 
 
 async def test_with_a_certificate_it_serves_https(output: Path, tmp_path: Path) -> None:

@@ -3,7 +3,8 @@
 :func:`serve_tournament` opens the listeners of the tournament's ``[server]`` table
 (:class:`~referee.server.settings.ServerSettings`): bots over TCP and over WebSocket
 (:class:`~referee.server.lobby.Lobby`), spectators over HTTP
-(:class:`~referee.server.spectate.Spectators`), all over TLS with a certificate. Then
+(:class:`~referee.server.spectate.Spectators`, in a process of their own fed by
+:class:`~referee.server.spectator_process.SpectatorFeed`), all over TLS with a certificate. Then
 it runs the tournament (:func:`~tournaments.runner.run_tournament`) with its games in
 this process (:func:`~tournaments.workers.task_pool`), local players as bot processes
 and remote ones as :class:`~referee.server.remote.RemotePlayer`\\ s, so both play
@@ -33,7 +34,7 @@ from referee.pgn import GameRecord
 from referee.server.lobby import Lobby
 from referee.server.remote import RemotePlayer, quit_all
 from referee.server.settings import ServerError, ServerSettings
-from referee.server.spectate import Spectators
+from referee.server.spectator_process import SpectatorFeed, start_spectators
 from referee.server.tokens import TOKENS, TokenBook
 from tournaments.config import TournamentConfig
 from tournaments.pairings import Pairing
@@ -116,7 +117,7 @@ async def serve_tournament(
         hello_timeout=settings.hello_timeout,
         max_pending=settings.max_pending,
     )
-    hub = Spectators(config.output) if settings.http_port is not None else None
+    hub = SpectatorFeed() if settings.http_port is not None else None
     failure: Exception | None = None
     table: RatingTable | None = None
     async with trio.open_nursery() as nursery:
@@ -128,9 +129,7 @@ async def serve_tournament(
             http = None
             if hub is not None and settings.http_port is not None:
                 try:
-                    http = await nursery.start(
-                        hub.serve, settings.host, settings.http_port, context
-                    )
+                    http = await start_spectators(nursery, hub, config.output, settings)
                 except OSError as error:
                     raise _cannot_listen(settings.host, settings.http_port, error) from None
             if listening is not None:
@@ -179,7 +178,7 @@ def _cannot_listen(host: str, port: int, error: OSError) -> ServerError:
     return ServerError(f"cannot listen on {host} port {port}: {error.strerror or error}")
 
 
-def serving_pool(lobby: Lobby, hub: Spectators | None, wait: float = 0.0) -> PoolFactory:
+def serving_pool(lobby: Lobby, hub: SpectatorFeed | None, wait: float = 0.0) -> PoolFactory:
     """The pool ``referee serve`` plays with: the games in this process
     (:func:`~tournaments.workers.task_pool`), remote players through ``lobby``; before
     its first game it waits up to ``wait`` seconds for every remote player to connect."""
@@ -203,7 +202,7 @@ class _ServingPool:
     """A pool that plays each remote player in one game at a time and shows the games to
     the spectators."""
 
-    def __init__(self, pool: Pool, lobby: Lobby, hub: Spectators | None, wait: float) -> None:
+    def __init__(self, pool: Pool, lobby: Lobby, hub: SpectatorFeed | None, wait: float) -> None:
         self.pool = pool
         self.lobby = lobby
         self.hub = hub
@@ -256,7 +255,7 @@ class _ServingPool:
             return await self.pool.play(slot, job)
 
 
-def _progressed(hub: Spectators, index: int, record: GameRecord) -> None:
+def _progressed(hub: SpectatorFeed, index: int, record: GameRecord) -> None:
     """Show the game so far, without its seed while it goes on (from it a bot watching
     could tell every card still to come)."""
     if record.result == "*" and "Seed" in record.tags:
@@ -270,7 +269,7 @@ def _progressed(hub: Spectators, index: int, record: GameRecord) -> None:
 class _Spectated(Progress):
     """Passes on what a run reports, and tells the spectators of each saved game."""
 
-    def __init__(self, inner: Progress, hub: Spectators | None) -> None:
+    def __init__(self, inner: Progress, hub: SpectatorFeed | None) -> None:
         self.inner = inner
         self.hub = hub
 

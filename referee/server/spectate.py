@@ -30,11 +30,13 @@ loses no state, only the frames it could not keep up with.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import socket
 import ssl
-from collections.abc import Iterable
+from collections import Counter, OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
 from http import HTTPStatus
@@ -81,6 +83,22 @@ class Limits:
 
     connections: int = 256
     """HTTP connections at once; a connection beyond them is closed as soon as accepted."""
+    connections_per_address: int = 16
+    """HTTP connections at once from one IP address (part of ``connections``); one more
+    from it is closed as soon as accepted."""
+    requests_per_second: float = 10.0
+    """The rate at which one IP address earns requests (a token bucket shared by all its
+    connections, pipelined requests counted one by one)."""
+    request_burst: int = 40
+    """The most requests one IP address can have in hand (the bucket's size, and what a
+    new address starts with); a request that finds none is answered 429 and its
+    connection closed."""
+    requests_per_connection: int = 100
+    """Requests on one connection: the last one's response says ``Connection: close``,
+    and the connection is closed after it."""
+    addresses: int = 4096
+    """IP addresses whose request buckets are remembered; beyond them the one seen least
+    recently is forgotten (it comes back with a full bucket)."""
     streams: int = 200
     """Event streams at once (part of ``connections``); one more is answered 503."""
     queue: int = 256
@@ -108,6 +126,30 @@ def _event(name: str, payload: dict[str, Any]) -> bytes:
 
 
 _HEARTBEAT = b": keep-alive\n\n"
+
+
+class _Buckets:
+    """The request buckets of the addresses seen lately (:attr:`Limits.requests_per_second`,
+    :attr:`Limits.request_burst`), least recently used first."""
+
+    def __init__(self, limits: Limits) -> None:
+        self._limits = limits
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+
+    def take(self, address: str, now: float) -> bool:
+        """Spend one of ``address``'s requests; ``False`` when it has none left."""
+        rate, burst = self._limits.requests_per_second, float(self._limits.request_burst)
+        tokens, then = self._buckets.pop(address, (burst, now))
+        tokens = min(burst, tokens + (now - then) * rate)
+        allowed = tokens >= 1.0
+        self._buckets[address] = (tokens - 1.0 if allowed else tokens, now)
+        while len(self._buckets) > self._limits.addresses:
+            self._buckets.popitem(last=False)
+        return allowed
+
+    def retry_after(self) -> int:
+        """Whole seconds until a spent address has a request again (``Retry-After``)."""
+        return max(1, math.ceil(1.0 / self._limits.requests_per_second))
 
 
 class _Stream:
@@ -173,6 +215,8 @@ class Spectators:
         self._games: dict[int, _Game] = {}
         self._followers: set[_Stream] = set()
         self._connections = 0
+        self._per_address: Counter[str] = Counter()
+        self._buckets = _Buckets(limits)
         self._streams = 0
         self.dropped = 0
         """Streams dropped so far because their spectator fell too far behind (its queue
@@ -329,6 +373,17 @@ class Spectators:
         ``ssl_context``) until cancelled; ``nursery.start`` returns the port listened on
         (the one picked by the system when ``port`` is 0)."""
         sockets = await trio.open_tcp_listeners(port, host=host)
+        await self.serve_on(sockets, ssl_context, task_status=task_status)
+
+    async def serve_on(
+        self,
+        sockets: Sequence[trio.SocketListener],
+        ssl_context: ssl.SSLContext | None,
+        *,
+        task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Serve on listening ``sockets`` already open (as :meth:`serve` does); →
+        through ``nursery.start``, the port of the first."""
         bound = sockets[0].socket.getsockname()[1]
         listeners: list[trio.abc.Listener[trio.abc.Stream]] = []
         for listener in sockets:
@@ -348,13 +403,18 @@ class Spectators:
 
     async def _connection(self, stream: trio.abc.Stream) -> None:
         """One HTTP connection: requests one after the other, each under its deadlines."""
-        if self._connections >= self.limits.connections:
+        address = _peer_address(stream)
+        if (
+            self._connections >= self.limits.connections
+            or self._per_address[address] >= self.limits.connections_per_address
+        ):
             await trio.aclose_forcefully(stream)
             return
         self._connections += 1
+        self._per_address[address] += 1
         try:
             _set_send_buffer(stream, self.limits.send_buffer)
-            http = _Http(stream, self.limits)
+            http = _Http(stream, self.limits, address)
             while await self._exchange(http):
                 if http.conn.our_state is not h11.DONE or http.conn.their_state is not h11.DONE:
                     break  # either side asked to close after this exchange
@@ -369,6 +429,9 @@ class Spectators:
             pass  # the client went away, was too slow or broke HTTP: nothing more to say
         finally:
             self._connections -= 1
+            self._per_address[address] -= 1
+            if not self._per_address[address]:
+                del self._per_address[address]
             await trio.aclose_forcefully(stream)
 
     async def _exchange(self, http: _Http) -> bool:
@@ -379,6 +442,16 @@ class Spectators:
                 request = await http.read_request()
             if request is None:
                 return False  # closed by the client, or no whole request in time
+            http.requests += 1
+            if http.requests >= self.limits.requests_per_connection:
+                http.closing = True  # this response is the connection's last
+            if not self._buckets.take(http.address, trio.current_time()):
+                wait = str(self._buckets.retry_after())
+                with trio.move_on_after(self.limits.write_seconds):
+                    await http.simple(
+                        429, "Too many requests.", headers=[("retry-after", wait)], close=True
+                    )
+                return False
             return await self._respond(http, request)
         except h11.RemoteProtocolError as error:
             if http.conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
@@ -552,14 +625,40 @@ class Spectators:
         self.dropped += 1
         return False
 
+    def resynchronise(self, games: Mapping[int, tuple[tuple[str, ...], GameRecord | None]]) -> None:
+        """Start again from ``games``, every game in progress by index (its players and
+        its record so far, if any), after the feed lost events: a game no longer in
+        progress is finished, a new one started, and every game's record brought up to
+        date (its watchers get the frames they missed, or the whole game again)."""
+        for index in [index for index in self._games if index not in games]:
+            self.game_finished(index)
+        for index, (players, record) in sorted(games.items()):
+            known = self._games.get(index)
+            replayed = (  # played again from its start since: it starts over
+                known is not None
+                and record is not None
+                and known.record is not None
+                and known.record.turns != record.turns[: len(known.record.turns)]
+            )
+            if known is None or known.players != tuple(players) or replayed:
+                self.game_started(index, players)
+            if record is not None:
+                self.game_progressed(index, record)
+        self.standings_changed()
+
 
 class _Http:
     """One HTTP/1.1 connection: h11's state machine over a trio stream."""
 
-    def __init__(self, stream: trio.abc.Stream, limits: Limits) -> None:
+    def __init__(self, stream: trio.abc.Stream, limits: Limits, address: str = "") -> None:
         self.stream = stream
         self.limits = limits
+        self.address = address
         self.conn = h11.Connection(h11.SERVER, max_incomplete_event_size=limits.request_bytes)
+        self.requests = 0
+        """Requests read on this connection so far."""
+        self.closing = False
+        """Whether the next response is the connection's last (``Connection: close``)."""
 
     async def _next(self) -> Any:
         while True:
@@ -590,6 +689,16 @@ class _Http:
                 return None
 
     async def send(self, event: Any) -> None:
+        if (
+            self.closing
+            and isinstance(event, h11.Response)
+            and not any(name == b"connection" for name, _ in event.headers)
+        ):
+            event = h11.Response(
+                status_code=event.status_code,
+                headers=[*event.headers, (b"connection", b"close")],
+                reason=event.reason,
+            )
         data = self.conn.send(event)
         if data:
             await self.stream.send_all(data)
@@ -683,6 +792,18 @@ def _response(status: int, headers: list[tuple[str, str]]) -> h11.Response:
 def _page_of(number: int) -> str:
     """The page of finished game ``number``, relative to the site's root."""
     return f"games/{number:04d}.html"
+
+
+def _peer_address(stream: trio.abc.Stream) -> str:
+    """The IP address a connection comes from (``""`` when it has none)."""
+    transport = stream.transport_stream if isinstance(stream, trio.SSLStream) else stream
+    if isinstance(transport, trio.SocketStream):
+        try:
+            peer = transport.socket.getpeername()
+        except OSError:  # already gone
+            return ""
+        return str(peer[0]) if isinstance(peer, tuple) else ""
+    return ""
 
 
 def _set_send_buffer(stream: trio.abc.Stream, size: int) -> None:
