@@ -397,6 +397,11 @@ async def test_the_sandbox_is_checked_on_the_workers(cluster_without_bwrap, tmp_
     assert len(assert_each_game_once(allowed)) == 1
 
 
+def wait_for_a_worker(address: str) -> None:
+    with Client(address, timeout=60, set_as_default=False) as client:
+        client.wait_for_workers(1, timeout=120)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("how", ["killed", "stopped"])
 async def test_a_scheduler_lost_mid_game_stops_the_run_in_one_line(tmp_path, monkeypatch, how):
@@ -417,6 +422,8 @@ async def test_a_scheduler_lost_mid_game_stops_the_run_in_one_line(tmp_path, mon
                 [*WORKER, address, "--nthreads", "1", "--no-nanny", "--no-dashboard"],
                 stderr=subprocess.DEVNULL,
             )
+            # A loaded machine may take longer than the run's own wait to start a worker.
+            await trio.to_thread.run_sync(wait_for_a_worker, address)
             gate = Gate(hold=1)
             async with trio.open_nursery() as nursery:
                 port = await gate.start(nursery)
