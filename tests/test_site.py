@@ -154,7 +154,14 @@ def test_the_index_reads_on_a_phone(browser: Browser, tournament: Path) -> None:
 def test_the_index_has_headed_tables_and_named_links(browser: Browser, tournament: Path) -> None:
     browser.open(tournament / INDEX)
     headings = browser.run("return [...document.querySelectorAll('h2')].map((h) => h.textContent)")
-    assert headings == ["Standings", "Crosstable", "Games", "Each player's games"]
+    assert headings == [
+        "Files",
+        "Standings",
+        "How the games ended",
+        "Crosstable",
+        "Games",
+        "Each player's games",
+    ]
     captions = browser.run("return document.querySelectorAll('table > caption').length")
     assert captions == browser.run("return document.querySelectorAll('table').length")
     bars = browser.run(
