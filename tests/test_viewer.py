@@ -64,11 +64,16 @@ def random_turn(position: Position, rng: random.Random) -> Turn:
 
 
 def random_game(
-    seed: int, *, turn_limit: int = 60, names: tuple[str, str] = ("alice", "bob")
+    seed: int,
+    *,
+    turn_limit: int = 60,
+    names: tuple[str, str] = ("alice", "bob"),
+    start: str | None = None,
 ) -> GameRecord:
-    """A whole recorded game of random legal turns, with clocks, ended by the rules."""
+    """A whole recorded game of random legal turns, with clocks, ended by the rules
+    (from the position ``start`` when given, §6 notation)."""
     rng = random.Random(seed)
-    position = Position.START
+    position = Position.START if start is None else Position.from_string(start)
     turns = []
     clocks = [10_000, 10_000]
     winner = None
@@ -103,6 +108,8 @@ def random_game(
         "PlyCount": str(len(turns)),
         "Variant": "Ivy",
     }
+    if start is not None:
+        tags.update(SetUp="1", FEN=start)
     return GameRecord(tags=tags, turns=turns, result=result)
 
 
@@ -557,4 +564,174 @@ def test_a_game_without_a_view_shows_each_state_s_notation(
         browser.open(page, f"#turn={turn}")
         shown = browser.run("return document.querySelector('[data-notation]').textContent")
         assert shown == played.notation_before(turn + 1)
+    assert browser.errors() == []
+
+
+# --- Verdant decisions in words, its axes, the controls in view -------------------------------
+
+
+def test_each_verdant_step_kind_has_its_sentence() -> None:
+    from referee.games.verdant.sentences import describe_decision
+    from referee.games.verdant.steps import parse_decision
+
+    def said(token: str) -> str:
+        return describe_decision(parse_decision(token))
+
+    assert said("pass") == "passes (ends the turn without a pick)"
+    assert said("P07") == "deals P07, a plant card"
+    assert said("R12") == "deals R12, a room card"
+    assert said("red-bed") == "deals red-bed, a token"
+    assert said("collector") == "deals collector, an objective"
+    assert said("north") == "lays its first room north of its first plant, at 0,1"
+    assert said("west") == "lays its first room west of its first plant, at -1,0"
+    assert said("cards:0p+1r") == (
+        "replaces the plant of column 0 and the room of column 1 with new ones (2 thumbs)"
+    )
+    assert (
+        said("tokens:3") == "replaces the token of column 3 with new ones from the bag (2 thumbs)"
+    )
+    assert said("tokens:0+1+3") == (
+        "replaces the tokens of columns 0, 1 and 3 with new ones from the bag (2 thumbs)"
+    )
+    assert said("pick:1r/place@0,1") == (
+        "picks the room of column 1 with its column's token and places it at 0,1"
+    )
+    assert said("split/pick:2p:1/place@-1,0/store") == (
+        "splits its pick: card and token from different columns (2 thumbs), picks the plant"
+        " of column 2 with the token of column 1, places it at -1,0 and stores the taken token"
+    )
+    assert said("grow@1,0") == "grows the plant at 1,0 by 1 verdancy (2 thumbs)"
+    assert said("pick:0p/place@1,1/use:taken@0,0+1,1/discard:stored") == (
+        "picks the plant of column 0 with its column's token, places it at 1,1, uses the"
+        " taken token on the cards at 0,0 and 1,1 and discards the stored token"
+    )
+
+
+def test_a_verdant_sentence_names_what_the_table_shows() -> None:
+    from referee.games.verdant.codec import encode_view
+    from referee.games.verdant.rules import view_of
+    from referee.games.verdant.sentences import describe_decision
+
+    record = verdant_game(5)
+    played = replay(record)
+    game = played.game
+    frames = game_document(record)["frames"]
+    picks = 0
+    for index, frame in enumerate(frames[1:]):
+        before = played.states[index]
+        decision = game.parse_decision(frame["decision"]["token"])
+        table = encode_view(view_of(before, 0))
+        assert frame["decision"]["text"] == describe_decision(decision, table)
+        pick = next((step for step in decision if type(step).__name__ == "Pick"), None)
+        if pick is not None:
+            picks += 1
+            column = table.market[pick.column]
+            card = column.plant if pick.kind == "plant" else column.room
+            assert (
+                f"picks the {pick.kind} {card} of column {pick.column}" in frame["decision"]["text"]
+            )
+    assert picks > 10
+    # Ivy's decisions keep their notation: "This step" lists their actions in words.
+    ivy = game_document(read_game(DATA / "spec_example.pgn"))["frames"]
+    assert all(frame["decision"]["text"] is None for frame in ivy[1:])
+
+
+CONTROLS = """
+const boxes = {};
+for (const id of ["first", "prev", "play", "next", "last", "slider"]) {
+  const node = document.getElementById(id);
+  const r = node.getBoundingClientRect();
+  const hit = document.elementFromPoint((r.left + r.right) / 2, (r.top + r.bottom) / 2);
+  boxes[id] = {top: r.top, bottom: r.bottom, left: r.left, right: r.right,
+               width: r.width, height: r.height, reachable: node.contains(hit)};
+}
+return {boxes, width: innerWidth, height: innerHeight};
+"""
+
+
+def assert_controls_in_view(browser: Browser) -> None:
+    seen = browser.run(CONTROLS)
+    for name, box in seen["boxes"].items():
+        assert box["width"] > 0 and box["height"] > 0, name
+        assert box["top"] >= 0 and box["bottom"] <= seen["height"], (name, box)
+        assert box["left"] >= 0 and box["right"] <= seen["width"], (name, box)
+        assert box["reachable"], name  # nothing drawn over it
+
+
+@pytest.mark.parametrize("table", ["ivy", "verdant-3", "verdant-5"])
+def test_the_controls_are_in_view_at_1280_by_900(
+    browser: Browser, pages: list[Path], tmp_path: Path, table: str
+) -> None:
+    if table == "ivy":
+        page = pages[0]
+    else:
+        page = tmp_path / f"{table}.html"
+        page.write_text(game_page(verdant_game(9, players=int(table[-1]))), encoding="utf-8")
+    browser.size(1280, 900)
+    try:
+        for fragment in ("", "#turn=1", "#turn=0"):
+            browser.open(page, fragment)
+            assert_controls_in_view(browser)
+        # A table taller than the window scrolls under the controls, which stay in view.
+        browser.run("window.scrollTo(0, document.documentElement.scrollHeight)")
+        assert browser.run("return window.scrollY") > 0 or table == "ivy"
+        assert_controls_in_view(browser)
+        assert browser.errors() == []
+    finally:
+        browser.size(1280, 1000)
+
+
+AXES = """
+const result = [];
+for (const home of document.querySelectorAll(".verdant-home")) {
+  const labels = (axis) => [...home.querySelectorAll(`.axis[data-axis=${axis}]`)].map((label) => {
+    const r = label.getBoundingClientRect();
+    return {value: Number(label.dataset.value), text: label.textContent,
+            middle: axis === "x" ? (r.left + r.right) / 2 : (r.top + r.bottom) / 2};
+  });
+  const cards = [...home.querySelectorAll(".verdant-card")].map((card) => {
+    const r = card.getBoundingClientRect();
+    return {x: Number(card.dataset.x), y: Number(card.dataset.y), left: r.left, right: r.right,
+            top: r.top, bottom: r.bottom, title: card.title};
+  });
+  result.push({xs: labels("x"), ys: labels("y"), cards});
+}
+return result;
+"""
+
+
+def test_verdant_homes_are_labelled_with_the_notation_s_axes(
+    browser: Browser, tmp_path: Path
+) -> None:
+    record = verdant_game(5)
+    page = tmp_path / "verdant-axes.html"
+    page.write_text(game_page(record), encoding="utf-8")
+    browser.open(page)  # the last position: every home is full
+    homes = browser.run(AXES)
+    assert len(homes) == 3
+    for home in homes:
+        xs = [label["value"] for label in home["xs"]]
+        ys = [label["value"] for label in home["ys"]]
+        assert [label["text"] for label in home["xs"]] == [f"x={x}" for x in xs]
+        assert [label["text"] for label in home["ys"]] == [f"y={y}" for y in ys]
+        cards = home["cards"]
+        assert xs == list(range(min(c["x"] for c in cards), max(c["x"] for c in cards) + 1))
+        assert ys == list(range(max(c["y"] for c in cards), min(c["y"] for c in cards) - 1, -1))
+        x_at = {label["value"]: label["middle"] for label in home["xs"]}
+        y_at = {label["value"]: label["middle"] for label in home["ys"]}
+        for card in cards:
+            # The card sits under its x label and beside its y label (north on top).
+            assert card["left"] < x_at[card["x"]] < card["right"], card
+            assert card["top"] < y_at[card["y"]] < card["bottom"], card
+            assert card["title"].endswith(f", at {card['x']},{card['y']}")
+    # The step's title tells the decision in words, its notation beside it.
+    frames = game_document(record)["frames"]
+    last = frames[-1]["decision"]
+    label = browser.run("return document.getElementById('frame-label').textContent")
+    assert last["text"] in label and label.endswith(last["token"])
+    titles = browser.run(
+        "return [...document.querySelectorAll('#moves button')]"
+        ".map((b) => [b.title, b.textContent])"
+    )
+    assert titles[-1][0] == last["token"] and last["text"] in titles[-1][1]
     assert browser.errors() == []

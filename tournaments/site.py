@@ -3,10 +3,13 @@
 The output directory of a tournament gets:
 
 ``index.html``
-    The standings (Elo with its 95% error bar, as :mod:`tournaments.ratings` rates
-    the games), the crosstable, every game and each player's games, every game
-    linked to its replay. While games are still to be played it reloads itself
-    every :data:`RELOAD_SECONDS` seconds, so a page left open follows the run.
+    Links to the tournament's files (``games.pgn``, ``ratings.json``, ``ratings.csv``),
+    the standings (Elo with its 95% error bar, as :mod:`tournaments.ratings` rates
+    the games), how the games ended (counted by ``Termination``, with the players at
+    fault), the crosstable, the openings played, every game (with its opening and
+    duration) and each player's games, every game linked to its replay. While games
+    are still to be played it reloads itself every :data:`RELOAD_SECONDS` seconds, so
+    a page left open follows the run.
 ``games/0007.html``
     The replay of game 7 (numbered from 1, as ``logs/game-0007.log``), a
     self-contained viewer page (:mod:`referee.viewer`).
@@ -22,8 +25,10 @@ run no script.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -35,11 +40,12 @@ from referee.errors import RecordError, RefereeError
 from referee.games import get_game
 from referee.pgn import GameRecord as PgnRecord
 from referee.pgn import PgnError, read_games
+from referee.replay import FORFEITS
 from referee.untrusted import clip, printable
 from referee.viewer import game_page, static_page, write_atomically
 from tournaments.ratings import PlayerRating, RatingTable, rate
 from tournaments.report import SAME_PLAYER, encounter_text, format_points
-from tournaments.store import DATABASE, GameRecord, ResultStore
+from tournaments.store import DATABASE, PGN, GameRecord, ResultStore
 
 INDEX = "index.html"
 GAMES = "games"
@@ -66,6 +72,7 @@ class _Tournament:
     time_control: str
     players: tuple[str, ...]
     seat_names: tuple[str, ...] | None
+    openings: tuple[str, ...]
 
     @classmethod
     def of(cls, store: ResultStore, games: Sequence[GameRecord]) -> _Tournament:
@@ -84,12 +91,16 @@ class _Tournament:
         except RefereeError:  # a game this referee does not know: its seats are numbered
             seat_names = None
         control = saved.get("time_control", {})
+        openings = saved.get("openings") or []
         return cls(
             event=str(saved.get("event", "Tournament")),
             game=game_name,
             time_control=str(control.get("tc", "")) if isinstance(control, dict) else "",
             players=tuple(dict.fromkeys(names)),
             seat_names=seat_names,
+            openings=tuple(str(opening) for opening in openings)
+            if isinstance(openings, list)
+            else (),
         )
 
     def seat(self, seat: int) -> str:
@@ -209,16 +220,21 @@ def _write_index(
     standings: RatingTable | None,
     games: Sequence[GameRecord] | None = None,
 ) -> None:
-    games = store.games(pgn=False) if games is None else games
+    games = store.games() if games is None else games
     tournament = _Tournament.of(store, games)
     table = standings or rate(store.results(), players=tournament.players)
     running = total is not None and len(games) < total
+    facts = {game.index: _facts(game.pgn) for game in games}
+    openings = _Openings.of(tournament, games, facts)
     body = "\n".join(
         [
             _status(tournament, len(games), total, running),
+            _downloads(directory),
             _standings(table),
+            _endings(games),
             _crosstable(table),
-            _game_list(tournament, games),
+            openings.section(),
+            _game_list(tournament, games, facts, openings),
             _player_games(tournament, table, games),
         ]
     )
@@ -247,6 +263,269 @@ def _status(tournament: _Tournament, played: int, total: int | None, running: bo
         )
     lines.append("</section>")
     return "\n".join(lines)
+
+
+@dataclass(frozen=True, slots=True)
+class _Facts:
+    """What the index shows of a game that only its record says.
+
+    ``readable``: the stored PGN is one readable game; ``start``: its set-up position
+    (the ``FEN`` tag), ``None`` when it starts from the game's initial position;
+    ``duration_ms``: the time its seats took for their decisions, the sum of its
+    ``[%emt]`` comments (``None`` when it records none).
+    """
+
+    readable: bool
+    start: str | None
+    duration_ms: int | None
+
+
+_FACTS_CACHE: dict[bytes, _Facts] = {}
+_FACTS_CACHE_SIZE = 1 << 17
+"""Every index write reads every stored record; a run writes the index every few
+seconds, so each record is read once per process and its facts kept by digest."""
+
+
+def _facts(pgn: str) -> _Facts:
+    """The :class:`_Facts` of the stored record ``pgn``."""
+    key = hashlib.blake2b(pgn.encode(), digest_size=16).digest()
+    known = _FACTS_CACHE.get(key)
+    if known is not None:
+        return known
+    records = [game for game in read_games(pgn) if not isinstance(game, PgnError)]
+    if len(records) != 1:
+        facts = _Facts(readable=False, start=None, duration_ms=None)
+    else:
+        (record,) = records
+        times = [turn.clock.elapsed_ms for turn in record.turns if turn.clock is not None]
+        elapsed = [ms for ms in times if ms is not None]
+        facts = _Facts(
+            readable=True,
+            start=record.start_position,
+            duration_ms=sum(elapsed) if elapsed else None,
+        )
+    if len(_FACTS_CACHE) >= _FACTS_CACHE_SIZE:
+        _FACTS_CACHE.clear()
+    _FACTS_CACHE[key] = facts
+    return facts
+
+
+def format_duration(ms: int | None) -> str:
+    """A game's duration as the index shows it: ``0.84 s``, ``12.3 s``, ``2:05``,
+    ``1:02:05``; ``–`` when unknown."""
+    if ms is None:
+        return "–"
+    if ms < 10_000:
+        return f"{ms / 1000:.2f} s"
+    if ms < 60_000:
+        return f"{ms / 1000:.1f} s"
+    seconds = round(ms / 1000)
+    hours, rest = divmod(seconds, 3600)
+    minutes, seconds = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes}:{seconds:02d}"
+
+
+FILES: tuple[tuple[str, str], ...] = (
+    (PGN, "every finished game, PGN"),
+    ("ratings.json", "the rating table, JSON"),
+    ("ratings.csv", "the rating table, CSV"),
+)
+"""The files of the output directory the index links to, with what each holds (the
+runner writes them: :mod:`tournaments.runner`, which imports this module)."""
+
+
+def _size(size: int) -> str:
+    """A file size in bytes, KB or MB (powers of 1024)."""
+    if size < 1024:
+        return f"{size} bytes"
+    if size < 1 << 20:
+        return f"{size / 1024:.0f} KB"
+    return f"{size / (1 << 20):.1f} MB"
+
+
+def _downloads(directory: Path) -> str:
+    """Links to the files of ``FILES`` that the directory holds, with their sizes."""
+    links = []
+    for name, what in FILES:
+        try:
+            size = (directory / name).stat().st_size
+        except OSError:  # not written yet (no game finished), or removed
+            continue
+        links.append(
+            f'<li><a href="{escape(name)}" download>{escape(name)}</a>'
+            f" ({escape(what)}, {escape(_size(size))})</li>"
+        )
+    listing = (
+        f'<ul class="downloads">{"".join(links)}</ul>'
+        if links
+        else '<p class="note">No file yet: the first finished game writes them.</p>'
+    )
+    return "\n".join(
+        [
+            '<section aria-labelledby="files-heading">',
+            '<h2 id="files-heading">Files</h2>',
+            listing,
+            "</section>",
+        ]
+    )
+
+
+TERMINATIONS: dict[str, str] = {
+    "normal": "ended by the rules",
+    "time forfeit": "a bot ran out of time",
+    "abandoned": "a bot crashed, exited or closed its output",
+    "rules infraction": "a bot sent an illegal decision or broke the protocol",
+    "adjudication": "no seat could start: adjudicated",
+}
+"""Each ``Termination`` a game can end by (docs/records.md), in the order the index
+counts them, and what it means in words."""
+
+
+def at_fault(game: GameRecord) -> tuple[int, ...]:
+    """The seats that lost ``game`` by a fault: for a forfeit, the seats not in place 1
+    (all seats when all share it: every seat was at fault, docs/records.md); for an
+    adjudication, every seat (none could start); otherwise none."""
+    if game.termination == "adjudication":
+        return tuple(range(len(game.players)))
+    if game.termination not in FORFEITS:
+        return ()
+    behind = tuple(seat for seat, place in enumerate(game.places) if place != 1)
+    return behind or tuple(range(len(game.players)))
+
+
+def _endings(games: Sequence[GameRecord]) -> str:
+    """How many games ended by each termination, with the players at fault."""
+    counts = Counter(game.termination for game in games)
+    faults: dict[str, Counter[str]] = {}
+    for game in games:
+        for seat in at_fault(game):
+            faults.setdefault(game.termination, Counter())[game.players[seat]] += 1
+    order = [name for name in TERMINATIONS if name in counts]
+    order += sorted(name for name in counts if name not in TERMINATIONS)
+    rows = []
+    for name in order:
+        share = 100 * counts[name] / len(games)
+        blamed = faults.get(name, Counter())
+        who = ", ".join(
+            f"{escape(player)} {count}"
+            for player, count in sorted(blamed.items(), key=lambda item: (-item[1], item[0]))
+        )
+        rows.append(
+            f'<tr data-termination="{escape(name)}"><th scope="row">{escape(name)}</th>'
+            f"<td>{escape(TERMINATIONS.get(name, ''))}</td>"
+            f'<td class="num">{counts[name]}</td><td class="num">{share:.1f}%</td>'
+            f"<td>{who or '–'}</td></tr>"
+        )
+    body = (
+        [
+            '<div class="table-wrap"><table class="endings">',
+            "<caption>Finished games by their Termination tag; at fault: the players"
+            " who forfeited (and how often)</caption>",
+            '<thead><tr><th scope="col">Termination</th><th scope="col">Meaning</th>'
+            '<th scope="col" class="num">Games</th><th scope="col" class="num">%</th>'
+            '<th scope="col">At fault</th></tr></thead>',
+            "<tbody>",
+            *rows,
+            "</tbody></table></div>",
+        ]
+        if games
+        else ['<p class="note">No game has finished yet.</p>']
+    )
+    return "\n".join(
+        [
+            '<section aria-labelledby="endings-heading">',
+            '<h2 id="endings-heading">How the games ended</h2>',
+            *body,
+            "</section>",
+        ]
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Openings:
+    """The start of each game as the index names it, and the openings played.
+
+    A game whose ``FEN`` is line N of the tournament's openings (as saved in its
+    settings, compared with runs of spaces made one) started from opening N; one
+    without a ``FEN`` from the initial position.
+    """
+
+    positions: tuple[str, ...]
+    """The openings' positions, spaces normalised: opening N is ``positions[N - 1]``."""
+    numbers: dict[str, int]
+    """Each position and its number (the first, when the list holds it twice)."""
+    played: dict[int, list[GameRecord]]
+    """The games of each opening that was played, by its number."""
+
+    @classmethod
+    def of(
+        cls, tournament: _Tournament, games: Sequence[GameRecord], facts: dict[int, _Facts]
+    ) -> _Openings:
+        positions = tuple(" ".join(opening.split()) for opening in tournament.openings)
+        numbers: dict[str, int] = {}
+        for number, position in enumerate(positions, start=1):
+            numbers.setdefault(position, number)
+        played: dict[int, list[GameRecord]] = {}
+        openings = cls(positions, numbers, played)
+        for game in games:
+            started = openings.number(facts[game.index])
+            if started is not None:
+                played.setdefault(started, []).append(game)
+        return openings
+
+    def number(self, facts: _Facts) -> int | None:
+        """The number of the opening a game started from, if it is one of the list."""
+        if facts.start is None:
+            return None
+        return self.numbers.get(" ".join(facts.start.split()))
+
+    def cell(self, facts: _Facts) -> str:
+        """A game's start, for its row in the list of games."""
+        if not facts.readable:
+            return "–"
+        if facts.start is None:
+            return "initial position"
+        number = self.number(facts)
+        position = escape(clip(printable(facts.start)))
+        if number is None:
+            return f'<span class="position" title="{position}">set-up position</span>'
+        return f'<a href="#opening-{number}" title="{position}">opening {number}</a>'
+
+    def section(self) -> str:
+        """The openings played: each one's position, its games and their results."""
+        if not self.played:
+            return ""
+        rows = []
+        for number in sorted(self.played):
+            games = self.played[number]
+            position = self.positions[number - 1]
+            results = Counter(game.result for game in games)
+            first_seat = {game.result: game.scores[0] for game in games}
+            tally = " · ".join(
+                f'<span class="tally">{escape(result)}: {results[result]}</span>'
+                for result in sorted(results, key=lambda result: (-first_seat[result], result))
+            )
+            rows.append(
+                f'<tr id="opening-{number}"><td class="num">{number}</td>'
+                f'<td><code class="position">{escape(clip(printable(position)))}</code></td>'
+                f'<td class="num">{len(games)}</td><td>{tally}</td></tr>'
+            )
+        return "\n".join(
+            [
+                '<section aria-labelledby="openings-heading">',
+                '<h2 id="openings-heading">Openings</h2>',
+                '<div class="table-wrap"><table class="openings">',
+                "<caption>The start positions played, numbered as in the openings"
+                " file (its position lines, comments left out)</caption>",
+                '<thead><tr><th scope="col" class="num">#</th><th scope="col">Position</th>'
+                '<th scope="col" class="num">Games</th><th scope="col">Results</th>'
+                "</tr></thead>",
+                "<tbody>",
+                *rows,
+                "</tbody></table></div>",
+                "</section>",
+            ]
+        )
 
 
 def _number(value: float | None, spec: str) -> str:
@@ -422,14 +701,21 @@ def _game_link(game: GameRecord) -> str:
     )
 
 
-def _game_list(tournament: _Tournament, games: Sequence[GameRecord]) -> str:
+def _game_list(
+    tournament: _Tournament,
+    games: Sequence[GameRecord],
+    facts: dict[int, _Facts],
+    openings: _Openings,
+) -> str:
     rows = [
         "<tr>"
         f'<td class="num">{_game_link(game)}</td>'
         f'<td class="players">{_players_cell(tournament, game)}</td>'
         f'<td class="result">{escape(game.result)}</td>'
         f"<td>{escape(game.termination)}: {escape(clip(printable(game.reason)))}</td>"
+        f'<td class="opening">{openings.cell(facts[game.index])}</td>'
         f'<td class="num">{game.plies}</td>'
+        f'<td class="num duration">{format_duration(facts[game.index].duration_ms)}</td>'
         "</tr>"
         for game in games
     ]
@@ -440,10 +726,13 @@ def _game_list(tournament: _Tournament, games: Sequence[GameRecord]) -> str:
             '<h2 id="games-heading">Games</h2>',
             *empty,
             '<div class="table-wrap"><table class="games">',
-            "<caption>Every finished game; its number opens its replay</caption>",
+            "<caption>Every finished game; its number opens its replay. Moves: the"
+            " decisions recorded; duration: the time the seats took for them (the sum of"
+            " the record's [%emt] times)</caption>",
             '<thead><tr><th scope="col" class="num">Game</th><th scope="col">Players</th>'
             '<th scope="col" class="result">Result</th><th scope="col">How it ended</th>'
-            '<th scope="col" class="num">Moves</th></tr></thead>',
+            '<th scope="col">Opening</th><th scope="col" class="num">Moves</th>'
+            '<th scope="col" class="num">Duration</th></tr></thead>',
             "<tbody>",
             *rows,
             "</tbody></table></div>",

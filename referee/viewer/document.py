@@ -107,6 +107,7 @@ def _decision_frame(
         clocks[actor] = clock.clock_ms
     frame = _frame(game, view, after, turn=_turn_of(game, before, recorded), clocks=clocks)
     frame["decision"] = _decision(recorded, actor)
+    frame["decision"]["text"] = view.sentence(game, before, actor, decision)
     frame["changes"] = view.changes(game, before, actor, decision, after)
     return frame
 
@@ -117,7 +118,8 @@ def _turn_of(game: Game[Any, Any], before: Any, recorded: RecordedTurn) -> int:
 
 
 def _decision(recorded: RecordedTurn, actor: int) -> Json:
-    """A recorded decision as the page lists it."""
+    """A recorded decision as the page lists it (its ``text``, the board view's sentence
+    for it, is added by the caller)."""
     clock = recorded.clock
     return {
         "actor": actor,

@@ -143,6 +143,10 @@ class IvyView:
             "cleared": _cells(start.deadwood_cells() & emptied),
         }
 
+    def sentence(self, game: Game[Any, Any], before: Any, actor: int, decision: Any) -> str | None:
+        """None: Ivy's notation is short, and "This step" lists each action in words."""
+        return None
+
 
 def _position(state: Any) -> Position:
     """The position of an Ivy state."""

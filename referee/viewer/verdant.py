@@ -24,6 +24,7 @@ from referee.games.verdant.cards import PLANTS, ROOMS, TOKENS
 from referee.games.verdant.codec import encode_view
 from referee.games.verdant.rules import view_of
 from referee.games.verdant.scoring import home_breakdown
+from referee.games.verdant.sentences import describe_decision
 from referee.games.verdant.state import CELL_X, CELL_Y, VerdantState
 from referee.viewer.views import Json
 
@@ -99,6 +100,11 @@ class VerdantBoardView:
             "furnished": furnished,
             "market": columns,
         }
+
+    def sentence(self, game: Game[Any, Any], before: Any, actor: int, decision: Any) -> str | None:
+        """The decision in words (:func:`~referee.games.verdant.sentences.describe_decision`),
+        naming the cards and tokens of the table it was made on."""
+        return describe_decision(decision, encode_view(view_of(_state(before), 0)))
 
 
 VIEW = VerdantBoardView()

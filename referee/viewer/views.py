@@ -50,6 +50,12 @@ class BoardView(Protocol):
         """What ``actor``'s ``decision`` did, from ``before`` to ``after``, for highlighting."""
         ...
 
+    def sentence(self, game: Game[Any, Any], before: Any, actor: int, decision: Any) -> str | None:
+        """``actor``'s ``decision``, made in ``before``, as a clause without its subject
+        (the page puts the seat's name in front and keeps the notation beside it), or
+        ``None`` when the notation is the clearest way to say it."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class NotationView:
@@ -70,6 +76,10 @@ class NotationView:
     ) -> Json:
         """Nothing beyond the decision itself, which the page shows anyway."""
         return {}
+
+    def sentence(self, game: Game[Any, Any], before: Any, actor: int, decision: Any) -> str | None:
+        """None: the notation is all this view knows of a decision."""
+        return None
 
 
 NOTATION_VIEW = NotationView()

@@ -1,6 +1,7 @@
 // Verdant's board view: the public table as HTML — the market, the piles, every home as
-// a grid (north on top) with its score so far. Each card is an element with
-// data-card="P09" data-seat data-x data-y, as the referee's replay left it.
+// a grid (north on top, its columns labelled x=…, its rows y=…, as the notation's
+// place@x,y) with its score so far. Each card is an element with data-card="P09"
+// data-seat data-x data-y, as the referee's replay left it.
 
 VIEWS.verdant = {
   create(container, document_) {
@@ -78,8 +79,22 @@ VIEWS.verdant = {
       const ys = home.cards.map((card) => card.at[1]);
       const minX = Math.min(0, ...xs), maxX = Math.max(0, ...xs);
       const minY = Math.min(0, ...ys), maxY = Math.max(0, ...ys);
+      // The axes of the notation (place@x,y): x to the east, y to the north, the first
+      // plant at 0,0; a label above each column and left of each row.
       const grid = el("div", { class: "verdant-grid" });
       grid.style.setProperty("--columns", String(maxX - minX + 1));
+      for (let x = minX; x <= maxX; x += 1) {
+        const label = el("span", { class: "axis axis-x", "data-axis": "x", "data-value": x }, "x=" + x);
+        label.style.gridColumn = String(x - minX + 2);
+        label.style.gridRow = "1";
+        grid.append(label);
+      }
+      for (let y = maxY; y >= minY; y -= 1) {
+        const label = el("span", { class: "axis axis-y", "data-axis": "y", "data-value": y }, "y=" + y);
+        label.style.gridColumn = "1";
+        label.style.gridRow = String(maxY - y + 2);
+        grid.append(label);
+      }
       const placed = new Set(changes.placed.filter(([s]) => s === seat).map(([, x, y]) => x + "," + y));
       const furnished = new Set(changes.furnished.filter(([s]) => s === seat).map(([, x, y]) => x + "," + y));
       for (const card of home.cards) {
@@ -94,8 +109,11 @@ VIEWS.verdant = {
         node.dataset.seat = String(seat);
         node.dataset.x = String(card.at[0]);
         node.dataset.y = String(card.at[1]);
-        node.style.gridColumn = String(card.at[0] - minX + 1);
-        node.style.gridRow = String(maxY - card.at[1] + 1);
+        node.style.gridColumn = String(card.at[0] - minX + 2);
+        node.style.gridRow = String(maxY - card.at[1] + 2);
+        const where = ", at " + card.at[0] + "," + card.at[1];
+        node.title += where;
+        node.querySelector(".visually-hidden").textContent += where;
         const key = card.at[0] + "," + card.at[1];
         const marks = [];
         if (placed.has(key)) marks.push("placed");

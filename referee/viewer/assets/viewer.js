@@ -124,12 +124,14 @@ function addMoveButton(index) {
   const frame = frames[index];
   const decision = frame.decision;
   const number = frame.step <= 1 ? frame.turn + "." : "";
+  // A decision the board view tells in words shows its sentence, its notation as a tooltip.
   const button = el(
     "button",
-    { type: "button", "data-frame": index },
+    { type: "button", "data-frame": index, title: decision.text ? decision.token : null },
     el("span", { class: "turn-number" }, number),
     el("span", { class: "actor" }, actorName(decision.actor)), " ",
-    el("span", { class: "token" }, decision.token),
+    decision.text ? el("span", { class: "sentence" }, decision.text)
+      : el("span", { class: "token" }, decision.token),
   );
   button.addEventListener("click", () => go(index));
   byId("moves").append(el("li", {}, button));
@@ -163,12 +165,24 @@ let hashFrame = null;
 const slider = byId("slider");
 slider.max = String(LAST);
 
+// What a decision did, as the page names it: "Seat 2 picks the plant …" when the board
+// view tells it in words (decision.text), else the seat and the notation.
+function decisionWords(decision) {
+  return actorName(decision.actor) + " " + (decision.text || decision.token);
+}
+
 function frameTitle(index) {
   const frame = frames[index];
   if (index === 0) return "Start" + (frame.turn >= 1 ? " (before turn " + (frame.turn + 1) + ")" : "");
-  const decision = frame.decision;
   const step = frame.last && frame.step === 1 ? "" : " step " + frame.step;
-  return "Turn " + frame.turn + step + ": " + actorName(decision.actor) + " " + decision.token;
+  return "Turn " + frame.turn + step + ": " + decisionWords(frame.decision);
+}
+
+function showTitle(index) {
+  const label = byId("frame-label");
+  label.textContent = frameTitle(index);
+  const decision = index > 0 ? frames[index].decision : null;
+  if (decision && decision.text) label.append(" ", el("span", { class: "raw" }, decision.token));
 }
 
 function showDetail(index) {
@@ -181,11 +195,16 @@ function showDetail(index) {
   } else {
     const decision = frame.decision;
     const took = formatSeconds(decision.elapsed);
-    detail.append(el("p", {},
-      actorName(decision.actor) + " played ",
-      el("span", { class: "token" }, decision.token),
-      took ? " in " + took : "",
-      decision.clock !== null ? ", " + formatClock(decision.clock) + " left" : "", "."));
+    const timing = (took ? " in " + took : "") +
+      (decision.clock !== null ? ", " + formatClock(decision.clock) + " left" : "") + ".";
+    if (decision.text) {
+      detail.append(el("p", { class: "sentence" }, decisionWords(decision) + timing));
+      detail.append(el("p", {}, "Notation: ", el("span", { class: "token" }, decision.token)));
+    } else {
+      detail.append(el("p", {},
+        actorName(decision.actor) + " played ", el("span", { class: "token" }, decision.token),
+        timing));
+    }
     const lines = view.detail(index);
     if (lines.length) detail.append(el("ul", {}, ...lines.map((line) => el("li", {}, ...line))));
     if (decision.comment) detail.append(el("p", { class: "comment" }, "Comment: ", decision.comment));
@@ -232,7 +251,7 @@ function go(index) {
   if (index === current) return;
   current = index;
   view.draw(index);
-  byId("frame-label").textContent = frameTitle(index);
+  showTitle(index);
   slider.value = String(index);
   slider.setAttribute("aria-valuetext", frameTitle(index));
   byId("slider-value").textContent = index + " / " + LAST;
