@@ -145,8 +145,8 @@ async def test_an_oversized_message_then_a_ping_ends_that_connection_only(
                 nursery.start_soon(honest, "alice")
                 if before_game:  # an idle accomplice, while the others play
                     nursery.start_soon(honest, "bob")
-                    attack = functools.partial(_oversized_then_ping, before_game=True)
-                    nursery.start_soon(attack, port, "carol", tokens["carol"])
+                    # To its end (the server closed it) before the game: no race with it.
+                    await _oversized_then_ping(port, "carol", tokens["carol"], before_game=True)
                     seats = ("alice", "bob")
                 else:  # a player of the game itself, mid-game
                     nursery.start_soon(
