@@ -69,7 +69,8 @@ async def test_a_flood_of_silent_connections_evicts_itself_and_bots_get_in(
 ) -> None:
     caplog.set_level(logging.INFO, "referee.server")
     pending = 4
-    async with open_lobby(tmp_path, hello_timeout=5, max_pending=pending) as (
+    # No minimum age here: every newcomer may evict the oldest (the rule's order alone).
+    async with open_lobby(tmp_path, hello_timeout=5, max_pending=pending, min_pending_age=0) as (
         lobby,
         port,
         tokens,
@@ -93,11 +94,16 @@ async def test_a_flood_of_silent_connections_evicts_itself_and_bots_get_in(
                 await client.aclose()
     assert result.ending.termination == "normal"
     evicted = [line for line in server_lines(caplog) if "evicted" in line]
-    assert evicted and all("oldest of the 4 connections" in line for line in evicted)
+    assert evicted and all(
+        "the oldest from 127.0.0.1, the address holding the most of the 4 connections" in line
+        for line in evicted
+    ), evicted
 
 
 async def test_one_address_holds_at_most_its_share_of_the_handshakes(tmp_path: Path) -> None:
-    async with open_lobby(tmp_path, hello_timeout=5, max_pending=16, max_pending_per_address=3) as (
+    async with open_lobby(
+        tmp_path, hello_timeout=5, max_pending=16, max_pending_per_address=3, min_pending_age=0
+    ) as (
         lobby,
         port,
         tokens,

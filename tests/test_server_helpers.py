@@ -15,7 +15,7 @@ import trio
 from referee.clock import Allowances, TimeControl
 from referee.match import GameResult, MatchConfig, play_game
 from referee.server.client import BotClient, play
-from referee.server.lobby import Lobby
+from referee.server.lobby import MIN_PENDING_AGE, PENDING_PER_ADDRESS, Lobby
 from referee.server.remote import RemotePlayer, quit_all
 from referee.server.tokens import TokenBook
 
@@ -29,7 +29,8 @@ async def open_lobby(
     *,
     hello_timeout: float = 2.0,
     max_pending: int = 16,
-    max_pending_per_address: int = 8,
+    max_pending_per_address: int = PENDING_PER_ADDRESS,
+    min_pending_age: float = MIN_PENDING_AGE,
     max_line_bytes: int = 1 << 20,
     websocket: bool = False,
     ssl_context: ssl.SSLContext | None = None,
@@ -44,6 +45,7 @@ async def open_lobby(
         hello_timeout=hello_timeout,
         max_pending=max_pending,
         max_pending_per_address=max_pending_per_address,
+        min_pending_age=min_pending_age,
     )
     handler = functools.partial(lobby.handle, ssl_context=ssl_context, websocket=websocket)
     async with trio.open_nursery() as nursery:

@@ -3,11 +3,16 @@
 Every connection, on any listener, must within ``hello_timeout`` seconds finish its
 TLS handshake (with a certificate), its WebSocket upgrade (on the WebSocket port) and
 send a ``hello`` line naming a remote player with that player's token
-(:mod:`referee.server.handshake`). At most ``max_pending`` connections may be at that
-stage at once; more are closed at once, without a word. A refused connection is sent
+(:mod:`referee.server.handshake`). How many may be at that stage at once, and whom a
+newcomer evicts, is :mod:`referee.server.admission`'s rule. A refused connection is sent
 one ``refused`` line (if it reads it within :data:`REFUSAL_TIMEOUT`) and closed, and the
 server logs one line saying why. An admitted connection is handed to its player
 (:class:`~referee.server.remote.Remote`), replacing any earlier one.
+
+Each connection is its own failure domain: whatever its TLS, WebSocket or socket
+library raises while it is served (an ``ssl`` error, wsproto's ``LocalProtocolError``,
+a broken or closed stream, anything) ends that connection alone, as a dropped
+connection, logged in one line; the server, the tournament and the other games go on.
 """
 
 from __future__ import annotations
@@ -16,12 +21,12 @@ import contextlib
 import logging
 import ssl
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
 from typing import cast
 
 import trio
 from trio_websocket import ConnectionClosed, HandshakeError, wrap_server_stream
 
+from referee.server.admission import Admission, Ticket
 from referee.server.handshake import (
     MAX_HELLO_BYTES,
     HelloRefused,
@@ -44,6 +49,10 @@ REFUSAL_TIMEOUT = 0.5
 
 PENDING_PER_ADDRESS = 8
 """The default cap of connections from one IP address not through their handshake."""
+
+MIN_PENDING_AGE = 1.0
+"""Seconds after its opening during which a connection is never evicted: a bot that
+completes its handshake within them is admitted, whatever other clients do."""
 
 LOG_LINES_PER_SECOND = 5
 """Lines logged about connections that failed before their ``hello``, per second."""
@@ -84,16 +93,6 @@ class _LogBudget:
             self._held += 1
 
 
-@dataclass(eq=False)
-class _Pending:
-    """A connection not through its handshake yet: whose, and how to evict it."""
-
-    host: str
-    scope: trio.CancelScope = field(default_factory=trio.CancelScope)
-    evicted_by: str = ""
-    """The cap that evicted it ("" while it was not)."""
-
-
 class Lobby:
     """The remote players (:class:`Remote`, by name) and the door to them."""
 
@@ -106,16 +105,17 @@ class Lobby:
         hello_timeout: float,
         max_pending: int,
         max_pending_per_address: int = PENDING_PER_ADDRESS,
+        min_pending_age: float = MIN_PENDING_AGE,
     ) -> None:
         self.remotes = {name: Remote(name, max_line_bytes) for name in names}
         self.tokens = tokens
         self.max_line_bytes = max_line_bytes
         self.hello_timeout = hello_timeout
-        self.max_pending = max_pending
-        self.max_pending_per_address = max_pending_per_address
-        self._pending: dict[_Pending, None] = {}
-        """Connections that have not said a valid ``hello`` yet, oldest first."""
-        self._by_host: dict[str, dict[_Pending, None]] = {}
+        self._admission = Admission(
+            max_pending=max_pending, per_address=max_pending_per_address, min_age=min_pending_age
+        )
+        self._scopes: dict[Ticket, trio.CancelScope] = {}
+        """How to evict each connection that has not said a valid ``hello`` yet."""
         self._log = _LogBudget(LOG_LINES_PER_SECOND)
         self._absent = set(self.remotes)
         self._everyone = trio.Event()
@@ -125,7 +125,7 @@ class Lobby:
     @property
     def waiting(self) -> int:
         """Connections that have not said a valid ``hello`` yet."""
-        return len(self._pending)
+        return len(self._admission)
 
     def absent(self) -> list[str]:
         """The remote players that never connected, in name order."""
@@ -142,14 +142,35 @@ class Lobby:
         ssl_context: ssl.SSLContext | None = None,
         websocket: bool = False,
     ) -> None:
-        """Serve one connection to the end (a :func:`trio.serve_tcp` handler)."""
+        """Serve one connection to the end (a :func:`trio.serve_tcp` handler); it never
+        raises but :class:`trio.Cancelled` (or what stops the whole server)."""
         host, peer = _peer(stream)
+        served: list[str] = []  # the player's name, once the connection is admitted
+        try:
+            await self._serve(stream, host, peer, ssl_context, websocket, served)
+        except* Exception as group:
+            cause = _failure(group)
+            if served:
+                logger.warning("%s: its connection from %s failed (%s)", served[0], peer, cause)
+            else:
+                self._log.warning("closed a connection from %s: it failed (%s)", peer, cause)
+
+    async def _serve(
+        self,
+        stream: trio.SocketStream,
+        host: str,
+        peer: str,
+        ssl_context: ssl.SSLContext | None,
+        websocket: bool,
+        served: list[str],
+    ) -> None:
         transport: Transport | None = None
         try:
             async with trio.open_nursery() as nursery:  # a WebSocket's own reader runs here
                 admitted = await self._admit(stream, host, peer, ssl_context, websocket, nursery)
                 if admitted is not None:
                     transport, name, rest = admitted
+                    served.append(name)
                     remote = self.remotes[name]
                     connection = Connection(transport, peer)
                     remote.take(connection)
@@ -161,9 +182,11 @@ class Lobby:
                 nursery.cancel_scope.cancel()
         finally:
             with trio.CancelScope(shield=True):
-                if transport is not None:
-                    await transport.aclose()
-                await trio.aclose_forcefully(stream)
+                try:
+                    if transport is not None:
+                        await transport.aclose()
+                finally:
+                    await trio.aclose_forcefully(stream)
 
     async def _admit(
         self,
@@ -176,22 +199,24 @@ class Lobby:
     ) -> tuple[Transport, str, bytes] | None:
         """The connection's transport, player and the bytes after its ``hello``; ``None``
         for a connection refused (and told so, if it can still be told)."""
-        pending = self._enter(host)
+        ticket = self._enter(host, peer)
+        if ticket is None:
+            return None
+        scope = self._scopes[ticket] = trio.CancelScope()
         transport: Transport | None = None
         try:
-            with pending.scope, trio.move_on_after(self.hello_timeout):
+            with scope, trio.move_on_after(self.hello_timeout):
                 transport = await self._open(stream, ssl_context, websocket, nursery)
                 line, rest = await _first_line(transport)
                 hello = read_hello(line)
                 if hello.name not in self.remotes or not self.tokens.check(hello.name, hello.token):
                     raise HelloRefused("bad_token", "unknown player or wrong token")
                 return transport, hello.name, rest
-            if pending.evicted_by:
+            if ticket.evicted_by:
                 self._log.warning(
-                    "closed a connection from %s: evicted, the oldest of %s not through"
-                    " their handshake, by a newer one",
+                    "closed a connection from %s: evicted, %s, by a newer one",
                     peer,
-                    pending.evicted_by,
+                    ticket.evicted_by,
                 )
                 return None
             refusal = Refused(code="timeout", message=f"no hello within {self.hello_timeout:g} s")
@@ -201,7 +226,8 @@ class Lobby:
             self._log.warning("closed a connection from %s: %s", peer, failed)
             return None
         finally:
-            self._leave(pending)
+            self._scopes.pop(ticket, None)
+            self._admission.leave(ticket)
         self._log.warning("refused a connection from %s: %s", peer, refusal.message)
         if transport is not None:
             with trio.move_on_after(REFUSAL_TIMEOUT):
@@ -209,31 +235,37 @@ class Lobby:
                     await transport.send(refused_line(refusal))
         return None
 
-    def _enter(self, host: str) -> _Pending:
-        """Count a new connection as pending, evicting the oldest one first when a cap is
-        reached (its address's, then everyone's)."""
-        mine = self._by_host.setdefault(host, {})
-        if len(mine) >= self.max_pending_per_address:
-            self._evict(next(iter(mine)), f"the {self.max_pending_per_address} from {host}")
-        if len(self._pending) >= self.max_pending:
-            self._evict(next(iter(self._pending)), f"the {self.max_pending} connections")
-        pending = _Pending(host)
-        self._pending[pending] = None
-        mine[pending] = None
-        return pending
-
-    def _evict(self, pending: _Pending, why: str) -> None:
-        pending.evicted_by = why
-        pending.scope.cancel()
-        self._leave(pending)  # now: its slot is the newcomer's
-
-    def _leave(self, pending: _Pending) -> None:
-        self._pending.pop(pending, None)
-        mine = self._by_host.get(pending.host)
-        if mine is not None:
-            mine.pop(pending, None)
-            if not mine:
-                del self._by_host[pending.host]
+    def _enter(self, host: str, peer: str) -> Ticket | None:
+        """Count a new connection as pending, evicting one first when a cap is reached
+        (:mod:`referee.server.admission`); ``None``: it is turned away (and logged)."""
+        admission = self._admission
+        entry = admission.enter(host, trio.current_time())
+        age = f"{admission.min_age:g} s"
+        if entry.cap == "address":
+            held = f"the {admission.per_address} from {host} not through their handshake"
+        else:
+            held = f"the {admission.max_pending} connections not through their handshake"
+        if entry.ticket is None:
+            if entry.cap == "address":
+                why = f"{held} are all younger than {age}"
+            else:
+                why = (
+                    f"none of {held} is both {age} old and from an address holding as many"
+                    f" as {host}"
+                )
+            self._log.warning("closed a connection from %s: turned away, %s", peer, why)
+            return None
+        if entry.evicted is not None:
+            if entry.cap == "address":
+                entry.evicted.evicted_by = f"the oldest of {held}"
+            else:
+                entry.evicted.evicted_by = (
+                    f"the oldest from {entry.evicted.host}, the address holding the most of {held}"
+                )
+            scope = self._scopes.get(entry.evicted)
+            if scope is not None:
+                scope.cancel()
+        return entry.ticket
 
     async def _open(
         self,
@@ -326,3 +358,13 @@ def _cause(error: BaseException) -> str:
     """A short, printable reason for a failed handshake."""
     cause = error.__cause__ or error.__context__ or error
     return clip(printable(str(cause) or type(cause).__name__), 120)
+
+
+def _failure(group: BaseExceptionGroup[Exception]) -> str:
+    """What failed, in a line: the first error's type and message, made printable."""
+    first: BaseException = group
+    while isinstance(first, BaseExceptionGroup):
+        first = first.exceptions[0]
+    said = str(first)
+    text = f"{type(first).__name__}: {said}" if said else type(first).__name__
+    return clip(printable(text), 160)

@@ -10,7 +10,7 @@
     certificate = "server.pem"    # TLS on every port: certificate chain (PEM) ...
     key = "server.key"            # ... and its private key; both or neither
     hello_timeout = 5             # seconds a connection has to present a valid token
-    max_pending = 64              # connections waiting for their hello at once
+    max_pending = 256             # connections waiting for their hello at once
     wait_for_players = 60         # seconds to wait, before the first game, for every
                                   # remote player to connect (0: do not wait)
 
@@ -47,7 +47,7 @@ DEFAULT_PORT = 7700
 DEFAULT_WEBSOCKET_PORT = 7701
 DEFAULT_HTTP_PORT = 7702
 DEFAULT_HELLO_TIMEOUT = 5.0
-DEFAULT_MAX_PENDING = 64
+DEFAULT_MAX_PENDING = 256
 DEFAULT_WAIT_FOR_PLAYERS = 60.0
 
 
