@@ -308,7 +308,7 @@ def test_numbers_and_paths_out_of_range_are_refused_in_one_line(tmp_path, settin
         ("startup = nan", "startup must be a number of seconds from 0 to 1000000, not nan"),
         ("margin = inf", "margin must be a number of seconds from 0 to 1000000, not inf"),
         ('output = ""', "output must be a path, not an empty string"),
-        ("games = 1_000_000_000_000_001", "would hold 1,000,000,000,000,001 games"),
+        ("games = 1_000_000_000_000_001", "would hold 1,000,000,000,000,002 games"),
     ],
 )
 def test_a_tournament_file_is_held_to_the_same_ranges(tmp_path, line, message):
@@ -411,7 +411,6 @@ def test_each_games_seed_is_derived_from_the_tournament_seed_and_its_index(tmp_p
         ({"players_per_table": 6}, "players_per_table must be 1 to 5 for verdant"),
         ({"players_per_table": 0}, "players_per_table must be 1 to 5 for verdant"),
         ({"players_per_table": 4}, "tables of 4 need at least 4 players, not 3"),
-        ({"games": 4}, "games per table must be a multiple of 3, the seats at a table"),
         ({"format": "gauntlet", "players_per_table": 1}, "a gauntlet needs tables of at least 2"),
         ({"options": {"variant": "huge"}}, "variant"),
         ({"options": {"colour": "red"}}, "colour"),
@@ -423,6 +422,30 @@ def test_tables_are_checked_in_one_line(tmp_path, settings, message):
     with pytest.raises(ConfigError, match=r"^[^\n]+$") as caught:
         verdant(tmp_path, **settings)
     assert message in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("games", "played", "line"),
+    [
+        (None, 3, None),
+        (1, 1, None),
+        (3, 3, None),
+        (
+            4,
+            6,
+            "4 games per table rounded up to 6, a multiple of the 3 seats,"
+            " so that each player sits each seat equally often",
+        ),
+    ],
+)
+def test_a_tables_games_are_rounded_up_to_whole_rotations(tmp_path, games, played, line):
+    cfg = verdant(tmp_path, games=games)
+    assert len(cfg.schedule()) == played
+    assert cfg.rounding() == line
+    seated = Counter((seat, p.players[seat]) for p in cfg.schedule() for seat in range(3))
+    assert len(seated) == (3 if played == 1 else 9)  # each player in each seat
+    if games is not None:  # the rounded count is the one stored: --games 6 resumes it
+        assert json.loads(cfg.to_json())["games"] == played
 
 
 # --- playing ---------------------------------------------------------------------
@@ -486,7 +509,7 @@ class CountingPool:
 async def test_games_overlap_at_concurrency_two_and_never_more(tmp_path):
     # Each game needs many round trips to bot processes; while one waits on them, the
     # other worker plays its game. No clock is read: the pool counts.
-    cfg = config(tmp_path, "slow", "slow", "slow", "slow", concurrency=2)
+    cfg = config(tmp_path, "slow", "slow", "slow", "slow", concurrency=2, games=1)
     counted: list[CountingPool] = []
 
     @contextlib.asynccontextmanager
@@ -866,7 +889,7 @@ async def test_a_player_that_cannot_start_is_one_error_and_nothing_is_saved(tmp_
         broken = entrant("p2", command)
     else:
         broken = Entrant("p2", BotCommand(command))
-    cfg = config(tmp_path, players=[entrant("p1"), broken, entrant("p3")])
+    cfg = config(tmp_path, players=[entrant("p1"), broken, entrant("p3")], games=1)
     with pytest.raises(
         PreflightError, match=r"^a player failed the start-up check \(p2: "
     ) as caught:
@@ -876,7 +899,9 @@ async def test_a_player_that_cannot_start_is_one_error_and_nothing_is_saved(tmp_
     with ResultStore.open(cfg.output / DATABASE) as store:
         assert store.saved_config() is None and store.count() == 0
     # The corrected command, with other settings too, is not refused for that directory.
-    await run_tournament(config(tmp_path, "pass", "pass", "pass", options={"turn_limit": 4}))
+    await run_tournament(
+        config(tmp_path, "pass", "pass", "pass", options={"turn_limit": 4}, games=1)
+    )
     assert len(stored(cfg.output)) == 3
     assert leftover_processes() == []
 
@@ -1164,7 +1189,12 @@ def test_too_few_file_descriptors_is_one_error_and_records_nothing(tmp_path):
 
 def test_the_concurrency_is_capped_by_the_open_files_limit(tmp_path):
     path = write_toml(
-        tmp_path / "t.toml", ["pass"] * 4, options={"turn_limit": 4}, concurrency=50, output="out"
+        tmp_path / "t.toml",
+        ["pass"] * 4,
+        options={"turn_limit": 4},
+        concurrency=50,
+        output="out",
+        games=1,
     )
     done = run_cli("tournament", path, "--quiet", cwd=tmp_path, preexec=open_files_limit(200))
     assert done.returncode == 0, done.stderr
@@ -1223,7 +1253,9 @@ def test_running_out_of_file_descriptors_mid_run_stops_it_and_a_resume_completes
 
 
 async def test_two_workers_failing_at_once_are_one_error_and_record_nothing(tmp_path, monkeypatch):
-    cfg = config(tmp_path, "pass", "pass", "pass", "pass", options={"turn_limit": 4}, concurrency=2)
+    cfg = config(
+        tmp_path, "pass", "pass", "pass", "pass", options={"turn_limit": 4}, concurrency=2, games=1
+    )
     both_started = trio.Event()
     started = 0
 
@@ -1252,7 +1284,9 @@ async def test_two_workers_failing_at_once_are_one_error_and_record_nothing(tmp_
 async def test_a_pgn_that_cannot_be_appended_to_stops_the_run_and_loses_nothing(
     tmp_path, monkeypatch
 ):
-    cfg = config(tmp_path, "pass", "pass", "pass", options={"turn_limit": 4}, concurrency=1)
+    cfg = config(
+        tmp_path, "pass", "pass", "pass", options={"turn_limit": 4}, concurrency=1, games=1
+    )
 
     def disk_full(path: object, text: str) -> None:
         raise RefereeFault(f"cannot append a game to {path}: No space left on device")
@@ -1327,7 +1361,7 @@ def test_a_pgn_file_without_finished_games_cannot_be_rated(tmp_path):
 def test_quiet_progress_prints_one_line_per_game(tmp_path):
     lines: list[str] = []
     progress = QuietProgress(lines.append)
-    cfg = config(tmp_path, "pass", "crash")
+    cfg = config(tmp_path, "pass", "crash", games=1)
     trio.run(lambda: run_tournament(cfg, progress=progress))
     assert lines[0] == "Test: 1 game"
     assert lines[1].startswith("[1/1] game 1 (round 1): p1 - p2 1-0, Purple (p2) forfeits")
