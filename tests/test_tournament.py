@@ -5,6 +5,7 @@ referee's own faults, concurrency, stopping, and the ratings of a PGN file."""
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import resource
@@ -23,6 +24,7 @@ from typing import Any
 import pytest
 import trio
 from fakebots import FAKEBOTS, MARK, leftover_processes, stop_stranded_sandboxes
+from rich.console import Console
 
 import tournaments.runner
 import tournaments.workers
@@ -35,7 +37,7 @@ from referee.process import BotCommand
 from referee.replay import replay, verify
 from tournaments.config import ConfigError, Entrant, TournamentConfig, load_config
 from tournaments.pairings import MAX_GAMES, Pairing
-from tournaments.progress import Progress, QuietProgress
+from tournaments.progress import LiveProgress, Progress, QuietProgress
 from tournaments.ratings import RatingTable
 from tournaments.runner import (
     DATABASE,
@@ -1368,6 +1370,24 @@ def test_quiet_progress_prints_one_line_per_game(tmp_path):
     assert leftover_processes() == []
 
 
+def test_the_live_display_shows_the_bar_and_each_running_game_on_lines_of_their_own():
+    console = Console(width=80, record=True, file=io.StringIO(), force_terminal=True)
+    progress = LiveProgress(console)
+    progress.begin(event="Test", total=48, done=12, standings=RatingTable((), {}))
+    for index, players in enumerate([("random", "ivy-js"), ("greedy", "climber")]):
+        progress.game_started(Pairing(index=index, round=1, players=players))
+    progress.close()
+    assert console.export_text(clear=True).splitlines()[0] == "Test: 48 games, 12 already played"
+    console.print(progress)  # the display, as the live view draws it
+    summary, bar, *running = console.export_text().splitlines()
+    assert summary.startswith("12/48 games · 2 running · elapsed ")
+    assert set(bar) <= set("━╺╸") and len(bar) == 60
+    assert [line.split() for line in running] == [
+        ["game", "1", "random", "vs", "ivy-js", "0:00"],
+        ["game", "2", "greedy", "vs", "climber", "0:00"],
+    ]
+
+
 # --- Swiss and knockout ------------------------------------------------------------
 
 
@@ -1466,3 +1486,41 @@ async def test_a_knockout_ends_with_a_winner(tmp_path):
     await run_tournament(cfg, progress=again)
     assert again.begun == (12, 8) and again.finished == []
     assert leftover_processes() == []
+
+
+# --- games per table from the command line -------------------------------------------
+
+ROUNDED = (
+    "Warning: 3 games per pairing rounded up to 4, a multiple of the 2 seats,"
+    " so that each player sits each seat equally often"
+)
+
+
+@pytest.mark.parametrize(
+    ("games", "played", "warning"), [((), 2, None), (("--games", "3"), 4, ROUNDED)]
+)
+def test_two_players_on_the_command_line_sit_each_seat_equally_often(
+    tmp_path, games, played, warning
+):
+    players = [f"--player=name=p{n} cmd={shlex.quote(shlex.join(bot()))}" for n in (1, 2)]
+    done = run_cli(
+        "tournament",
+        *players,
+        *games,
+        *("--option", "turn_limit=4", "--tc", "5+0", "--output", "out", "--quiet"),
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("Warning: ")]
+    assert warnings == ([] if warning is None else [warning])
+    green = Counter(game.players[0] for game in stored(tmp_path / "out"))
+    assert green == {"p1": played // 2, "p2": played // 2}
+
+
+def test_a_files_games_are_rounded_up_by_serve_too(tmp_path):
+    path = write_toml(tmp_path / "t.toml", ["pass"], games=3, output="out")
+    path.write_text(path.read_text() + '[[players]]\nname = "alice"\nremote = true\n')
+    done = run_cli("serve", path, "--issue", "alice", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [ROUNDED]
+    assert done.stdout.startswith("token ")
