@@ -1055,8 +1055,14 @@ def tournament(
     elif outcome:
         for line in bracket_lines([match for match in outcome if not isinstance(match, Standing)]):
             console.print(line, markup=False, highlight=False)
-    console.print(
-        f"Results in {config.output}/ (games.pgn, results.sqlite, ratings.json/.csv, index.html)"
+    console.print(_results_line(config), markup=False, highlight=False, soft_wrap=True)
+
+
+def _results_line(config: TournamentConfig) -> str:
+    """The last line of ``referee tournament`` and ``referee serve``: where the files are."""
+    return (
+        f"Results in {printable(str(config.output))}/ (games.pgn, results.sqlite,"
+        " ratings.json/.csv, index.html)"
     )
 
 
@@ -1140,7 +1146,7 @@ def serve(config_file: Path, issue: tuple[str, ...], quiet: bool) -> None:
         log.removeHandler(handler)
     console.print(rating_table(table, title=config.event))
     console.print(crosstable(table, title="Crosstable"))
-    console.print(f"Results in {config.output}/ (games.pgn, results.sqlite, ratings.json/.csv)")
+    console.print(_results_line(config), markup=False, highlight=False, soft_wrap=True)
 
 
 @main.command()
