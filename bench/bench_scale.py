@@ -75,7 +75,7 @@ def one(bot: str, players: int, games: int, turn_limit: int, output: str) -> Non
         output=Path(output),
         tc=TimeControl.parse("60+0"),
         options={"turn_limit": turn_limit},
-        games=games if players == 2 else None,
+        games=games if players == 2 else 1,  # a single round-robin: one game a pairing
         concurrency=2,
         sandbox=SandboxPolicy(mode="off"),
     )

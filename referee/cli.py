@@ -8,14 +8,19 @@ at any moment becomes one line and exit code 130 — :class:`RefereeGroup` does
 that for every command of the group.
 
 Exit codes: 0 success; 1 an error, or (``replay``) an invalid game; 2 a usage
-error (click's); 130 stopped by Ctrl-C (SIGINT); 143 a tournament stopped by SIGTERM.
+error (click's); 130 stopped by Ctrl-C (SIGINT); 141 standard output closed by its
+reader (``referee … | head -1``: nothing is printed, as SIGPIPE ends a Unix tool); 143
+a tournament stopped by SIGTERM.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
+import os
 import secrets
+import select
 import signal
 import sqlite3
 import sys
@@ -72,6 +77,7 @@ from referee.session import check_players
 from referee.untrusted import for_terminal, printable
 
 if TYPE_CHECKING:
+    from tournaments.config import TournamentConfig
     from tournaments.sprt import SprtReport
 
 INTERRUPTED = 128 + signal.SIGINT
@@ -81,15 +87,27 @@ _REPORTED = (RefereeError, OSError, sqlite3.Error)
 """What a command may fail with and be reported as one ``Error:`` line."""
 
 
+PIPE_CLOSED = 128 + signal.SIGPIPE
+"""The exit code when standard output's reader has gone (``referee … | head -1``), as
+shells report a process that SIGPIPE ended."""
+
+
 class RefereeGroup(click.Group):
     """A click group whose commands report referee errors as one ``Error:`` line and
-    Ctrl-C as one line with exit code 130, whatever nursery they come out of."""
+    Ctrl-C as one line with exit code 130, whatever nursery they come out of, and end
+    quietly with exit code 141 once their standard output is closed."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:  # --help and --version print here (a command's own, in invoke)
+            return super().parse_args(ctx, args)
+        except BrokenPipeError as error:
+            if _stdout_closed(error):
+                _leave_unread()
+            raise
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
-        except BrokenPipeError:
-            raise
+            return self._invoke_while_read(ctx)
         except KeyboardInterrupt:
             _interrupted()
         except _REPORTED as error:
@@ -101,6 +119,62 @@ class RefereeGroup(click.Group):
             if reported is None or others is not None:
                 raise  # a bug: its traceback is what a report needs
             raise click.ClickException(_one_line(_first_leaf(reported))) from None
+
+    def _invoke_while_read(self, ctx: click.Context) -> Any:
+        """Run the command; once nobody reads its standard output, end it quietly.
+
+        A Unix tool that writes to a closed pipe dies of SIGPIPE, silently. Python ignores
+        SIGPIPE (a bot or a spectator hanging up must not kill the referee), so the write
+        raises ``BrokenPipeError`` instead, wherever it comes: in a command, in a trio task
+        (inside an exception group), or in rich, which turns it into ``SystemExit(1)``. A
+        command stopped so has already unwound: every game it finished is recorded, every
+        bot and worker is stopped, and a tournament resumes when run again.
+        """
+        try:
+            try:
+                return super().invoke(ctx)
+            finally:
+                sys.stdout.flush()  # a short output meets the closed pipe here, not at exit
+        except BaseException as error:
+            if _stdout_closed(error):
+                _leave_unread()
+            raise
+
+
+def _stdout_closed(error: BaseException) -> bool:
+    """Whether ``error`` comes of writing to a standard output nobody reads any more: a
+    ``BrokenPipeError`` in it (in its groups or the errors it was raised from) while
+    descriptor 1 has no reader (or is ``/dev/null``, where rich puts it after one)."""
+    seen: set[int] = set()
+    todo = [error]
+    broken = False
+    while todo and not broken:
+        link = todo.pop()
+        if id(link) in seen:
+            continue
+        seen.add(id(link))
+        broken = isinstance(link, BrokenPipeError)
+        if isinstance(link, BaseExceptionGroup):
+            todo.extend(link.exceptions)
+        todo.extend(cause for cause in (link.__cause__, link.__context__) if cause is not None)
+    if not broken:
+        return False
+    try:
+        poller = select.poll()
+        poller.register(1, select.POLLOUT)
+        if any(mask & (select.POLLERR | select.POLLHUP) for _, mask in poller.poll(0)):
+            return True
+        return os.path.samestat(os.fstat(1), os.stat(os.devnull))
+    except OSError:
+        return False
+
+
+def _leave_unread() -> NoReturn:
+    """Exit with :data:`PIPE_CLOSED`, saying nothing; what Python still holds for
+    standard output goes to ``/dev/null`` (else it would complain about it at exit)."""
+    with contextlib.suppress(OSError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    sys.exit(PIPE_CLOSED)
 
 
 def _was_interrupted(error: BaseException) -> bool:
@@ -962,6 +1036,7 @@ def tournament(
         **sandbox_settings,
     )
     config.check_local()  # remote players are for `referee serve`
+    _warn_rounding(config)
     # The tournament file may name other players' folders and settings: no bot reads it.
     config = dataclasses.replace(config, sandbox=config.sandbox.hiding(config_file))
     if config.cluster is None:
@@ -987,9 +1062,23 @@ def tournament(
     elif outcome:
         for line in bracket_lines([match for match in outcome if not isinstance(match, Standing)]):
             console.print(line, markup=False, highlight=False)
-    console.print(
-        f"Results in {config.output}/ (games.pgn, results.sqlite, ratings.json/.csv, index.html)"
+    console.print(_results_line(config), markup=False, highlight=False, soft_wrap=True)
+
+
+def _results_line(config: TournamentConfig) -> str:
+    """The last line of ``referee tournament`` and ``referee serve``: where the files are."""
+    return (
+        f"Results in {printable(str(config.output))}/ (games.pgn, results.sqlite,"
+        " ratings.json/.csv, index.html)"
     )
+
+
+def _warn_rounding(config: TournamentConfig) -> None:
+    """Say when the tournament's games per table are rounded up to whole rotations of the
+    seats (``referee tournament`` and ``referee serve``)."""
+    line = config.rounding()
+    if line is not None:
+        _warn(line)
 
 
 @main.command()
@@ -1031,6 +1120,7 @@ def serve(config_file: Path, issue: tuple[str, ...], quiet: bool) -> None:
             f"{config_file} has no remote players (remote = true): play it with"
             " `referee tournament`"
         )
+    _warn_rounding(config)
     for name, token in issue_tokens(config, list(issue) if issue else None).items():
         click.echo(f"token {token} for {name}")
     if issue:
@@ -1063,7 +1153,7 @@ def serve(config_file: Path, issue: tuple[str, ...], quiet: bool) -> None:
         log.removeHandler(handler)
     console.print(rating_table(table, title=config.event))
     console.print(crosstable(table, title="Crosstable"))
-    console.print(f"Results in {config.output}/ (games.pgn, results.sqlite, ratings.json/.csv)")
+    console.print(_results_line(config), markup=False, highlight=False, soft_wrap=True)
 
 
 @main.command()

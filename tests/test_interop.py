@@ -7,9 +7,9 @@ through a real match against a hostile bot process, then read back by:
 
 - python-chess (``chess.pgn.read_headers`` and ``read_game``), a strict reader;
 - pgn-extract (Debian package ``pgn-extract``, installed by ``.ci/run``), a strict
-  reader that also checks every move as chess, so it reads the records whose turns
-  are chess moves (it stops at the first token that is not, in Ivy's records as in
-  the ``s1:…`` words of games of chance);
+  reader that also checks every move as chess, so it reads only the records whose turns
+  are chess moves: on Ivy's records and those of games of chance it reports errors and
+  does not read them as written (README, "Records");
 - a scan of tag lines the way Ordo reads a PGN (any line holding ``[White "``,
   ``[Black "`` or ``[Result "``, its value running to the first ``"]`` of the line),
   the least careful reader there is.
@@ -198,6 +198,29 @@ def test_pgn_extract_reads_every_game_tag_and_move_as_written(tmp_path: Path) ->
     assert [[move["move"] for move in game["Moves"]] for game in games] == [
         [turn.token for turn in record.turns] for record in records
     ]
+
+
+@pytest.mark.parametrize("kind", ["ivy", "ivy set up", "chance"])
+def test_pgn_extract_is_no_reader_of_the_referees_own_records(tmp_path: Path, kind: str) -> None:
+    # README: on Ivy's and Verdant's records pgn-extract reports errors (Illegal FEN for a
+    # set-up position) and does not read them as the games written.
+    records = {
+        "ivy": session_records()[:1],
+        "ivy set up": session_records()[1:],
+        "chance": chance_records(),
+    }[kind]
+    assert ("SetUp" in records[0].tags) == (kind == "ivy set up")
+    write(tmp_path / "games.pgn", records)
+    run = subprocess.run(
+        [pgn_extract(), "-s", "--json", str(tmp_path / "games.pgn")],
+        capture_output=True,
+        text=True,
+    )
+    assert run.stderr.strip(), "pgn-extract read the records without a complaint"
+    assert ("Illegal FEN" in run.stderr) == (kind == "ivy set up")
+    read = json.loads(run.stdout) if run.stdout.strip() else []
+    tags = [{k: v for k, v in game.items() if k != "Moves"} for game in read]
+    assert tags != [record.tags for record in records]
 
 
 def test_a_tag_line_scan_like_ordos_reads_every_result_once(tmp_path: Path) -> None:

@@ -734,7 +734,7 @@ def test_the_tournament_command_hides_its_own_file(visible: Path, tmp_path: Path
     players = [attacker("read", *targets), victim()]
     config.write_text(
         f"players = {json.dumps(players)}\n"
-        f'output = "{output}"\ntc = "60+1"\nsandbox = "on"\n[options]\nturn_limit = 4\n'
+        f'output = "{output}"\ntc = "60+1"\nsandbox = "on"\ngames = 1\n[options]\nturn_limit = 4\n'
     )
     command = [sys.executable, "-m", "referee.cli", "tournament", str(config), "--quiet"]
     done = subprocess.run(

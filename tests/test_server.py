@@ -121,7 +121,9 @@ def test_serve_issue_prints_a_new_token_and_exits(tmp_path: Path) -> None:
 async def test_a_tournament_of_remote_bots_over_tcp_and_websocket_and_a_local_bot(
     tmp_path: Path,
 ) -> None:
-    config = load_config(write_tournament(tmp_path, local=("local",), head="concurrency = 2"))
+    config = load_config(
+        write_tournament(tmp_path, local=("local",), head="concurrency = 2\ngames = 1")
+    )
     tokens = issue_tokens(config)
     assert set(tokens) == {"alice", "bob"}
     assert issue_tokens(config) == {}  # printed once: only new players get one
@@ -345,7 +347,7 @@ async def test_the_first_game_waits_a_while_for_absent_players_then_starts_witho
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, "referee.server")
-    path = write_tournament(tmp_path, startup=0.3, wait=0.2)
+    path = write_tournament(tmp_path, startup=0.3, wait=0.2, head="games = 1")
     config = load_config(path)
     tokens = issue_tokens(config)
     where: list[Listening] = []

@@ -5,6 +5,7 @@ referee's own faults, concurrency, stopping, and the ratings of a PGN file."""
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import resource
@@ -23,6 +24,7 @@ from typing import Any
 import pytest
 import trio
 from fakebots import FAKEBOTS, MARK, leftover_processes, stop_stranded_sandboxes
+from rich.console import Console
 
 import tournaments.runner
 import tournaments.workers
@@ -35,7 +37,7 @@ from referee.process import BotCommand
 from referee.replay import replay, verify
 from tournaments.config import ConfigError, Entrant, TournamentConfig, load_config
 from tournaments.pairings import MAX_GAMES, Pairing
-from tournaments.progress import Progress, QuietProgress
+from tournaments.progress import LiveProgress, Progress, QuietProgress
 from tournaments.ratings import RatingTable
 from tournaments.runner import (
     DATABASE,
@@ -308,7 +310,7 @@ def test_numbers_and_paths_out_of_range_are_refused_in_one_line(tmp_path, settin
         ("startup = nan", "startup must be a number of seconds from 0 to 1000000, not nan"),
         ("margin = inf", "margin must be a number of seconds from 0 to 1000000, not inf"),
         ('output = ""', "output must be a path, not an empty string"),
-        ("games = 1_000_000_000_000_001", "would hold 1,000,000,000,000,001 games"),
+        ("games = 1_000_000_000_000_001", "would hold 1,000,000,000,000,002 games"),
     ],
 )
 def test_a_tournament_file_is_held_to_the_same_ranges(tmp_path, line, message):
@@ -411,7 +413,6 @@ def test_each_games_seed_is_derived_from_the_tournament_seed_and_its_index(tmp_p
         ({"players_per_table": 6}, "players_per_table must be 1 to 5 for verdant"),
         ({"players_per_table": 0}, "players_per_table must be 1 to 5 for verdant"),
         ({"players_per_table": 4}, "tables of 4 need at least 4 players, not 3"),
-        ({"games": 4}, "games per table must be a multiple of 3, the seats at a table"),
         ({"format": "gauntlet", "players_per_table": 1}, "a gauntlet needs tables of at least 2"),
         ({"options": {"variant": "huge"}}, "variant"),
         ({"options": {"colour": "red"}}, "colour"),
@@ -423,6 +424,30 @@ def test_tables_are_checked_in_one_line(tmp_path, settings, message):
     with pytest.raises(ConfigError, match=r"^[^\n]+$") as caught:
         verdant(tmp_path, **settings)
     assert message in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("games", "played", "line"),
+    [
+        (None, 3, None),
+        (1, 1, None),
+        (3, 3, None),
+        (
+            4,
+            6,
+            "4 games per table rounded up to 6, a multiple of the 3 seats,"
+            " so that each player sits each seat equally often",
+        ),
+    ],
+)
+def test_a_tables_games_are_rounded_up_to_whole_rotations(tmp_path, games, played, line):
+    cfg = verdant(tmp_path, games=games)
+    assert len(cfg.schedule()) == played
+    assert cfg.rounding() == line
+    seated = Counter((seat, p.players[seat]) for p in cfg.schedule() for seat in range(3))
+    assert len(seated) == (3 if played == 1 else 9)  # each player in each seat
+    if games is not None:  # the rounded count is the one stored: --games 6 resumes it
+        assert json.loads(cfg.to_json())["games"] == played
 
 
 # --- playing ---------------------------------------------------------------------
@@ -486,7 +511,7 @@ class CountingPool:
 async def test_games_overlap_at_concurrency_two_and_never_more(tmp_path):
     # Each game needs many round trips to bot processes; while one waits on them, the
     # other worker plays its game. No clock is read: the pool counts.
-    cfg = config(tmp_path, "slow", "slow", "slow", "slow", concurrency=2)
+    cfg = config(tmp_path, "slow", "slow", "slow", "slow", concurrency=2, games=1)
     counted: list[CountingPool] = []
 
     @contextlib.asynccontextmanager
@@ -866,7 +891,7 @@ async def test_a_player_that_cannot_start_is_one_error_and_nothing_is_saved(tmp_
         broken = entrant("p2", command)
     else:
         broken = Entrant("p2", BotCommand(command))
-    cfg = config(tmp_path, players=[entrant("p1"), broken, entrant("p3")])
+    cfg = config(tmp_path, players=[entrant("p1"), broken, entrant("p3")], games=1)
     with pytest.raises(
         PreflightError, match=r"^a player failed the start-up check \(p2: "
     ) as caught:
@@ -876,7 +901,9 @@ async def test_a_player_that_cannot_start_is_one_error_and_nothing_is_saved(tmp_
     with ResultStore.open(cfg.output / DATABASE) as store:
         assert store.saved_config() is None and store.count() == 0
     # The corrected command, with other settings too, is not refused for that directory.
-    await run_tournament(config(tmp_path, "pass", "pass", "pass", options={"turn_limit": 4}))
+    await run_tournament(
+        config(tmp_path, "pass", "pass", "pass", options={"turn_limit": 4}, games=1)
+    )
     assert len(stored(cfg.output)) == 3
     assert leftover_processes() == []
 
@@ -1164,7 +1191,12 @@ def test_too_few_file_descriptors_is_one_error_and_records_nothing(tmp_path):
 
 def test_the_concurrency_is_capped_by_the_open_files_limit(tmp_path):
     path = write_toml(
-        tmp_path / "t.toml", ["pass"] * 4, options={"turn_limit": 4}, concurrency=50, output="out"
+        tmp_path / "t.toml",
+        ["pass"] * 4,
+        options={"turn_limit": 4},
+        concurrency=50,
+        output="out",
+        games=1,
     )
     done = run_cli("tournament", path, "--quiet", cwd=tmp_path, preexec=open_files_limit(200))
     assert done.returncode == 0, done.stderr
@@ -1223,7 +1255,9 @@ def test_running_out_of_file_descriptors_mid_run_stops_it_and_a_resume_completes
 
 
 async def test_two_workers_failing_at_once_are_one_error_and_record_nothing(tmp_path, monkeypatch):
-    cfg = config(tmp_path, "pass", "pass", "pass", "pass", options={"turn_limit": 4}, concurrency=2)
+    cfg = config(
+        tmp_path, "pass", "pass", "pass", "pass", options={"turn_limit": 4}, concurrency=2, games=1
+    )
     both_started = trio.Event()
     started = 0
 
@@ -1252,7 +1286,9 @@ async def test_two_workers_failing_at_once_are_one_error_and_record_nothing(tmp_
 async def test_a_pgn_that_cannot_be_appended_to_stops_the_run_and_loses_nothing(
     tmp_path, monkeypatch
 ):
-    cfg = config(tmp_path, "pass", "pass", "pass", options={"turn_limit": 4}, concurrency=1)
+    cfg = config(
+        tmp_path, "pass", "pass", "pass", options={"turn_limit": 4}, concurrency=1, games=1
+    )
 
     def disk_full(path: object, text: str) -> None:
         raise RefereeFault(f"cannot append a game to {path}: No space left on device")
@@ -1327,11 +1363,29 @@ def test_a_pgn_file_without_finished_games_cannot_be_rated(tmp_path):
 def test_quiet_progress_prints_one_line_per_game(tmp_path):
     lines: list[str] = []
     progress = QuietProgress(lines.append)
-    cfg = config(tmp_path, "pass", "crash")
+    cfg = config(tmp_path, "pass", "crash", games=1)
     trio.run(lambda: run_tournament(cfg, progress=progress))
     assert lines[0] == "Test: 1 game"
     assert lines[1].startswith("[1/1] game 1 (round 1): p1 - p2 1-0, Purple (p2) forfeits")
     assert leftover_processes() == []
+
+
+def test_the_live_display_shows_the_bar_and_each_running_game_on_lines_of_their_own():
+    console = Console(width=80, record=True, file=io.StringIO(), force_terminal=True)
+    progress = LiveProgress(console)
+    progress.begin(event="Test", total=48, done=12, standings=RatingTable((), {}))
+    for index, players in enumerate([("random", "ivy-js"), ("greedy", "climber")]):
+        progress.game_started(Pairing(index=index, round=1, players=players))
+    progress.close()
+    assert console.export_text(clear=True).splitlines()[0] == "Test: 48 games, 12 already played"
+    console.print(progress)  # the display, as the live view draws it
+    summary, bar, *running = console.export_text().splitlines()
+    assert summary.startswith("12/48 games · 2 running · elapsed ")
+    assert set(bar) <= set("━╺╸") and len(bar) == 60
+    assert [line.split() for line in running] == [
+        ["game", "1", "random", "vs", "ivy-js", "0:00"],
+        ["game", "2", "greedy", "vs", "climber", "0:00"],
+    ]
 
 
 # --- Swiss and knockout ------------------------------------------------------------
@@ -1432,3 +1486,41 @@ async def test_a_knockout_ends_with_a_winner(tmp_path):
     await run_tournament(cfg, progress=again)
     assert again.begun == (12, 8) and again.finished == []
     assert leftover_processes() == []
+
+
+# --- games per table from the command line -------------------------------------------
+
+ROUNDED = (
+    "Warning: 3 games per pairing rounded up to 4, a multiple of the 2 seats,"
+    " so that each player sits each seat equally often"
+)
+
+
+@pytest.mark.parametrize(
+    ("games", "played", "warning"), [((), 2, None), (("--games", "3"), 4, ROUNDED)]
+)
+def test_two_players_on_the_command_line_sit_each_seat_equally_often(
+    tmp_path, games, played, warning
+):
+    players = [f"--player=name=p{n} cmd={shlex.quote(shlex.join(bot()))}" for n in (1, 2)]
+    done = run_cli(
+        "tournament",
+        *players,
+        *games,
+        *("--option", "turn_limit=4", "--tc", "5+0", "--output", "out", "--quiet"),
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("Warning: ")]
+    assert warnings == ([] if warning is None else [warning])
+    green = Counter(game.players[0] for game in stored(tmp_path / "out"))
+    assert green == {"p1": played // 2, "p2": played // 2}
+
+
+def test_a_files_games_are_rounded_up_by_serve_too(tmp_path):
+    path = write_toml(tmp_path / "t.toml", ["pass"], games=3, output="out")
+    path.write_text(path.read_text() + '[[players]]\nname = "alice"\nremote = true\n')
+    done = run_cli("serve", path, "--issue", "alice", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [ROUNDED]
+    assert done.stdout.startswith("token ")

@@ -57,12 +57,14 @@ number of players only (Ivy: 2) needs none; for a game that seats a range
 (Verdant: 1 to 5) it defaults to every player at one table when the game seats
 that many, else to the most the game seats (``min(players, max_players)``): a
 tournament of three Verdant bots plays 3-player games. With 1 (a solo game) each
-player plays alone and is ranked by mean score, without Elo. ``games`` defaults
-to 1 per pairing (2 per opening) for two seats, and to one game per seat (times
-the openings) at tables of other sizes, where it must be a multiple of the seats
-(see :mod:`tournaments.pairings`); a knockout match is 2 games by default
-(:mod:`tournaments.knockout`). A Swiss (:mod:`tournaments.swiss`) and a knockout
-pair each round from the results before it, so their games are not listed in
+player plays alone and is ranked by mean score, without Elo. In a round-robin or
+gauntlet ``games`` is per table (with two seats, per pairing) and cycle: one game per
+seat by default (times the openings), and a count given is rounded up to a multiple
+of the seats unless it is 1 (:meth:`TournamentConfig.rounding` says so in one line), so
+that each player sits each seat equally often (see :mod:`tournaments.pairings`); a
+Swiss plays ``games`` games per pairing (default 1, 2 with openings); a knockout match
+is 2 games by default (:mod:`tournaments.knockout`). A Swiss (:mod:`tournaments.swiss`)
+and a knockout pair each round from the results before it, so their games are not listed in
 advance: :meth:`TournamentConfig.bracket` gives them. Without ``seed`` every game of chance gets a
 secret random seed of its own (recorded in its ``Seed`` tag once it is over): a seed
 a bot could guess would tell it every card still to come. With ``seed``, each game's
@@ -120,7 +122,7 @@ from referee.sandbox import (
 )
 from referee.server.settings import ServerError, ServerSettings
 from tournaments.knockout import Knockout, knockout
-from tournaments.pairings import Schedule, gauntlet, round_robin
+from tournaments.pairings import Schedule, games_per_table, gauntlet, round_robin
 from tournaments.swiss import Swiss, swiss
 
 FORMATS = ("round-robin", "gauntlet", "swiss", "knockout")
@@ -398,6 +400,26 @@ class TournamentConfig:
             self.names, seats=self.seats, cycles=self.cycles, games=self.games, openings=openings
         )
 
+    @property
+    def table_games(self) -> int | None:
+        """``games`` as a round-robin or gauntlet plays it, rounded up to whole rotations
+        of the seats (:func:`~tournaments.pairings.games_per_table`); ``None``: the default,
+        or a Swiss or knockout, which play ``games`` as given."""
+        if self.games is None or self.format in PAIRED_FORMATS:
+            return self.games
+        return games_per_table(self.games, None, self.seats)
+
+    def rounding(self) -> str | None:
+        """The warning line for a ``games`` count rounded up to whole rotations of the
+        seats, or ``None`` when it is played as given."""
+        if self.table_games == self.games:
+            return None
+        unit = "pairing" if self.seats == 2 else "table"
+        return (
+            f"{self.games} games per {unit} rounded up to {self.table_games}, a multiple of"
+            f" the {self.seats} seats, so that each player sits each seat equally often"
+        )
+
     def bracket(self) -> Swiss | Knockout | None:
         """The Swiss or knockout whose rounds are paired from the stored results (game numbers
         fixed in advance, :attr:`~tournaments.swiss.Swiss.length` of them at most), or
@@ -450,7 +472,7 @@ class TournamentConfig:
             "options": {key: checked[key] for key in self.options if key in checked},
             "format": self.format,
             "cycles": self.cycles,
-            "games": self.games,
+            "games": self.table_games,  # --games 3 resumes a tournament started with 4
             "openings": list(self.openings),
             "seed": self.seed,
             "players": [

@@ -18,7 +18,9 @@ Games for two seats
     Game ``j`` (from 0) of a pairing in cycle ``c`` (from 0) has the table's
     colours when ``j + c`` is even and reversed ones when it is odd: a pairing's
     games alternate colours, and each cycle is the one before it with colours
-    reversed (the double round-robin rule). A gauntlet has one cycle.
+    reversed (the double round-robin rule). A gauntlet has one cycle. A pairing
+    is a table of two: it plays ``games`` games per cycle, rounded up to an even
+    number unless it is 1 (default 2, one with each colour), as tables do below.
 
     With ``openings`` (start positions in the game's own notation), a pairing's
     games, counted on across cycles as ``g = 0, 1, 2, …``, go in colour-swapped
@@ -53,8 +55,9 @@ Tables of other sizes
     tables of ``N - 1`` over the others, by the same rule (with ``N = 3``, always
     every pair of the others: no schedule in which every two of them meet has fewer).
 
-    Seats. A table plays ``games`` games per cycle, a multiple of ``N`` (default
-    ``N``, or ``N * len(openings)``). Its games, counted on across cycles as
+    Seats. A table plays ``games`` games per cycle, rounded up to a multiple of ``N``
+    unless it is 1 (:func:`~referee.match.rotation_games`, as ``referee match`` rounds;
+    default ``N``, or ``N * len(openings)``). Its games, counted on across cycles as
     ``g = 0, 1, 2, …``, go in groups of ``N``: group ``g // N`` takes the table's
     order (player numbers ascending) when even and that order reversed when odd,
     turned by ``g % N`` places (seat ``s`` goes to ``order[(s + g) % N]``). So
@@ -86,6 +89,7 @@ from dataclasses import dataclass
 from typing import Protocol, overload
 
 from referee.errors import RefereeError
+from referee.match import rotation_games
 
 MAX_GAMES = 10**15
 """The most games a schedule may hold (game numbers stay exact integers everywhere)."""
@@ -234,20 +238,21 @@ def round_robin(
 
     With two seats, by the Berger tables: ``cycles=2`` is a double round-robin,
     whose second cycle repeats the first with colours reversed. ``games`` is how
-    many games each pairing plays in a round (default 1, or ``2 * len(openings)``
-    with openings). A cycle has ``n - 1`` rounds (``n`` for an odd ``n``),
-    numbered on across cycles. Games are ordered by cycle, round, repetition,
-    then board.
+    many games each pairing plays in a round, rounded up to an even number unless it
+    is 1 (default 2, one with each colour, or ``2 * len(openings)`` with openings). A
+    cycle has ``n - 1`` rounds (``n`` for an odd ``n``), numbered on across cycles.
+    Games are ordered by cycle, round, repetition, then board.
 
     With other ``seats``, at tables of that many players: ``games`` per table and
-    cycle (a multiple of ``seats``; default ``seats``, or ``seats * len(openings)``).
+    cycle (rounded up to a multiple of ``seats`` unless it is 1; default ``seats``, or
+    ``seats * len(openings)``).
     See the module docstring for the tables, seats, colours and openings.
     """
     if seats != 2:
         names = _check_players(players, minimum=max(seats, 1), seats=seats)
         return _table_schedule(names, _tables(len(names), seats), seats, cycles, games, openings)
     names = _check_players(players, minimum=2)
-    per_pairing = _games_per_pairing(games, openings)
+    per_pairing = games_per_table(games, openings, 2)
     _check_cycles(cycles)
     table = _Berger(len(names))
     openings = None if openings is None else tuple(openings)
@@ -278,8 +283,8 @@ def gauntlet(
     """The first player meets the others; the others meet only at its tables.
 
     With two seats, each opponent plays ``games`` games against the first player
-    (default 1, or ``2 * len(openings)`` with openings). Round ``r`` holds the
-    ``r``-th game against every opponent; the first player takes white against
+    (as for :func:`round_robin`: default 2, or ``2 * len(openings)`` with openings).
+    Round ``r`` holds the ``r``-th game against every opponent; the first player takes white against
     the first opponent in round 1 and colours alternate from game to game and
     from opponent to opponent, so they balance over the whole gauntlet.
 
@@ -293,7 +298,7 @@ def gauntlet(
         others = _tables(len(names) - 1, seats - 1)
         return _table_schedule(names, _WithFirst(others), seats, 1, games, openings)
     names = _check_players(players, minimum=2)
-    per_pairing = _games_per_pairing(games, openings)
+    per_pairing = games_per_table(games, openings, 2)
     challenger, opponents = names[0], names[1:]
     openings = None if openings is None else tuple(openings)
 
@@ -436,7 +441,7 @@ def _table_schedule(
 ) -> Schedule:
     """``cycles`` cycles of ``tables``, each table's games with seats turned (module docstring)."""
     _check_cycles(cycles)
-    per_table = _games_per_table(games, openings, seats)
+    per_table = games_per_table(games, openings, seats)
     openings = None if openings is None else tuple(openings)
 
     def at(index: int) -> Pairing:
@@ -463,20 +468,19 @@ def _seated(table: tuple[str, ...], game: int) -> tuple[str, ...]:
     return order[turn:] + order[:turn]
 
 
-def _games_per_table(games: int | None, openings: Sequence[str] | None, seats: int) -> int:
-    """How many games each table plays per cycle: a multiple of the seats."""
+def games_per_table(games: int | None, openings: Sequence[str] | None, seats: int) -> int:
+    """How many games each table (with two seats, each pairing) plays per cycle: ``games``
+    rounded up to a multiple of the seats unless it is 1, so that each player sits each
+    seat equally often (:func:`~referee.match.rotation_games`); by default one per seat,
+    times the openings."""
     if openings is not None and len(openings) == 0:
         raise ScheduleError("the list of openings is empty")
     if games is None:
         return seats * (1 if openings is None else len(openings))
     if games < 1:
-        raise ScheduleError(f"games per table must be at least 1, not {games}")
-    if games % seats:
-        raise ScheduleError(
-            f"games per table must be a multiple of {seats}, the seats at a table,"
-            f" so that each player sits each seat equally often: not {games}"
-        )
-    return games
+        unit = "pairing" if seats == 2 else "table"
+        raise ScheduleError(f"games per {unit} must be at least 1, not {games}")
+    return rotation_games(games, seats)
 
 
 # --- common checks ------------------------------------------------------------------
@@ -506,17 +510,6 @@ def _check_players(
 def _check_cycles(cycles: int) -> None:
     if cycles < 1:
         raise ScheduleError(f"cycles must be at least 1, not {cycles}")
-
-
-def _games_per_pairing(games: int | None, openings: Sequence[str] | None) -> int:
-    """How many games each pairing of two plays per round (see :func:`round_robin`)."""
-    if openings is not None and len(openings) == 0:
-        raise ScheduleError("the list of openings is empty")
-    if games is None:
-        return 1 if openings is None else 2 * len(openings)
-    if games < 1:
-        raise ScheduleError(f"games per pairing must be at least 1, not {games}")
-    return games
 
 
 def _opening(openings: Sequence[str] | None, game: int, group: int) -> str | None:

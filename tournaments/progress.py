@@ -144,7 +144,7 @@ class LiveProgress(_Watcher):
         super().__init__()
         self._live = Live(
             console=console or Console(),
-            get_renderable=self._render,
+            get_renderable=self.__rich__,
             auto_refresh=False,
             transient=True,
         )
@@ -168,8 +168,8 @@ class LiveProgress(_Watcher):
     def close(self) -> None:
         self._live.stop()
 
-    def _render(self) -> RenderableType:
-        """The display as it is now."""
+    def __rich__(self) -> RenderableType:
+        """The display as it is now (what the live view draws)."""
         now = time.monotonic()
         eta = self.eta()
         summary = Text(
@@ -177,7 +177,8 @@ class LiveProgress(_Watcher):
             f"elapsed {_clock(now - self.began)} · "
             f"ETA {'—' if eta is None else _clock(eta)}"
         )
-        bar = ProgressBar(total=max(self.total, 1), completed=self.done, width=60)
+        bar = Table.grid()  # rich's bar ends no line: alone, the next part would follow it
+        bar.add_row(ProgressBar(total=max(self.total, 1), completed=self.done, width=60))
         running = Table(show_header=False, box=None, padding=(0, 1))
         for pairing, started in sorted(self.running.values(), key=lambda item: item[1]):
             running.add_row(

@@ -134,11 +134,12 @@ async def serve_tournament(
                     raise _cannot_listen(settings.host, settings.http_port, error) from None
             if listening is not None:
                 listening(Listening(settings.host, tcp, ws, http, context is not None))
+            shown = _Spectated(progress or Progress(), hub)
             table = await run_tournament(
                 config,
-                progress=_Spectated(progress or Progress(), hub),
+                progress=shown,
                 warn=warn,
-                pool=serving_pool(lobby, hub, settings.wait_for_players),
+                pool=serving_pool(lobby, hub, settings.wait_for_players, gathered=shown.gathered),
             )
         except Exception as error:
             failure = error
@@ -178,10 +179,17 @@ def _cannot_listen(host: str, port: int, error: OSError) -> ServerError:
     return ServerError(f"cannot listen on {host} port {port}: {error.strerror or error}")
 
 
-def serving_pool(lobby: Lobby, hub: SpectatorFeed | None, wait: float = 0.0) -> PoolFactory:
+def serving_pool(
+    lobby: Lobby,
+    hub: SpectatorFeed | None,
+    wait: float = 0.0,
+    *,
+    gathered: Callable[[], None] | None = None,
+) -> PoolFactory:
     """The pool ``referee serve`` plays with: the games in this process
     (:func:`~tournaments.workers.task_pool`), remote players through ``lobby``; before
-    its first game it waits up to ``wait`` seconds for every remote player to connect."""
+    its first game it waits up to ``wait`` seconds for every remote player to connect,
+    then calls ``gathered``."""
 
     @contextlib.asynccontextmanager
     async def open_pool(work: Work, slots: int) -> AsyncIterator[Pool]:
@@ -193,7 +201,7 @@ def serving_pool(lobby: Lobby, hub: SpectatorFeed | None, wait: float = 0.0) -> 
 
         watch = None if hub is None else functools.partial(_progressed, hub)
         async with task_pool(make, watch)(work, slots) as pool:
-            yield _ServingPool(pool, lobby, hub, wait)
+            yield _ServingPool(pool, lobby, hub, wait, gathered or (lambda: None))
 
     return open_pool
 
@@ -202,11 +210,19 @@ class _ServingPool:
     """A pool that plays each remote player in one game at a time and shows the games to
     the spectators."""
 
-    def __init__(self, pool: Pool, lobby: Lobby, hub: SpectatorFeed | None, wait: float) -> None:
+    def __init__(
+        self,
+        pool: Pool,
+        lobby: Lobby,
+        hub: SpectatorFeed | None,
+        wait: float,
+        gathered: Callable[[], None],
+    ) -> None:
         self.pool = pool
         self.lobby = lobby
         self.hub = hub
         self.wait = wait
+        self.gathered = gathered
         self._gathering = trio.Lock()
         self._gathered = False
 
@@ -216,14 +232,19 @@ class _ServingPool:
             if self._gathered:
                 return
             self._gathered = True
-            absent = self.lobby.absent()
-            if self.wait <= 0 or not absent:
-                return
-            logger.info("waiting up to %g s for %s to connect", self.wait, ", ".join(absent))
-            with trio.move_on_after(self.wait):
-                await self.lobby.everyone()
-            if self.lobby.absent():
-                logger.info("starting without %s", ", ".join(self.lobby.absent()))
+            try:
+                absent = self.lobby.absent()
+                if self.wait <= 0 or not absent:
+                    return
+                logger.info("waiting up to %g s for %s to connect", self.wait, ", ".join(absent))
+                with trio.move_on_after(self.wait):
+                    await self.lobby.everyone()
+                if self.lobby.absent():
+                    logger.info("starting without %s", ", ".join(self.lobby.absent()))
+                else:  # the waiting line is over: say so before the games show as running
+                    logger.info("%s connected: starting", ", ".join(absent))
+            finally:
+                self.gathered()
 
     @property
     def slots(self) -> int:
@@ -267,17 +288,29 @@ def _progressed(hub: SpectatorFeed, index: int, record: GameRecord) -> None:
 
 
 class _Spectated(Progress):
-    """Passes on what a run reports, and tells the spectators of each saved game."""
+    """Passes on what a run reports, and tells the spectators of each saved game. A game
+    the runner starts while the server still waits for its remote players is shown as
+    running only once that wait is over (:meth:`gathered`): until then it is not played."""
 
     def __init__(self, inner: Progress, hub: SpectatorFeed | None) -> None:
         self.inner = inner
         self.hub = hub
+        self._held: list[Pairing] | None = []  # None once the players are gathered
+
+    def gathered(self) -> None:
+        """The wait for the remote players is over: the games held start now."""
+        held, self._held = self._held or [], None
+        for pairing in held:
+            self.inner.game_started(pairing)
 
     def begin(self, *, event: str, total: int, done: int, standings: RatingTable) -> None:
         self.inner.begin(event=event, total=total, done=done, standings=standings)
 
     def game_started(self, pairing: Pairing) -> None:
-        self.inner.game_started(pairing)
+        if self._held is None:
+            self.inner.game_started(pairing)
+        else:
+            self._held.append(pairing)
 
     def game_finished(self, pairing: Pairing, game: GameDone, standings: RatingTable) -> None:
         self.inner.game_finished(pairing, game, standings)
