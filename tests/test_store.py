@@ -27,6 +27,7 @@ from tournaments.ratings import TableResult
 from tournaments.recovery import numbered, open_records
 from tournaments.store import (
     DUEL_SCORES,
+    SCHEMA_VERSION,
     DamagedStore,
     GameRecord,
     ResultStore,
@@ -462,7 +463,7 @@ def test_a_schema_1_store_is_upgraded_in_place_keeping_every_game(tmp_path: Path
         assert [index for index, game in store.rows() if game is None] == [3]
         assert record(store, 4)
     with contextlib.closing(sqlite3.connect(path)) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         columns = [row[1] for row in connection.execute("PRAGMA table_info(games)")]
         assert columns[:5] == ["pairing", "players", "result", "places", "scores"]
     with ResultStore.open(path) as again:  # a second open finds schema 2: nothing to do
