@@ -11,7 +11,6 @@ import trio
 from fakebots import fake, leftover_processes
 
 import tournaments.workers
-from referee.errors import RefereeFault
 from referee.match import MatchConfig
 from referee.pgn import read_games
 from referee.sandbox import SandboxPolicy
