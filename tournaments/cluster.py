@@ -325,8 +325,7 @@ class _ClusterPool:
             return await self._outcome(future, f"game {number}")
         except KilledWorker as error:
             deaths = getattr(error, "allowed_failures", 0) + 1
-            lost = f"{_workers(deaths)} died playing it"
-            raise GameLost(lost, " (see the workers' logs)") from None
+            raise GameLost(f"{_workers(deaths)} died", " (see the workers' logs)") from None
         finally:
             with trio.move_on_after(CLOSE_GRACE, shield=True):
                 await trio.to_thread.run_sync(self._forget, key, abandon_on_cancel=True)
@@ -416,7 +415,7 @@ def _play_task(work: Work, job: GameJob, run: str, started: str) -> GameDone:
 
     mark = Event(started)
     if mark.is_set():
-        raise GameLost("a Dask worker died playing it", " (see the workers' logs)")
+        raise GameLost("a Dask worker died", " (see the workers' logs)")
     mark.set()
     slot = (run, threading.get_ident())
     wanted = _task_wanted()
