@@ -377,6 +377,21 @@ def tagged_scores(tags: Mapping[str, str]) -> tuple[float, ...] | None:
     return tuple(float(score) for score in text.split("-"))
 
 
+ATTEMPT_TAG = "Attempt"
+"""The tag of a tournament game played again: ``[Attempt "2"]`` for its second attempt
+(none on a first attempt); its ``Seed`` is that attempt's (docs/records.md, "Attempts")."""
+
+
+def tagged_attempt(tags: Mapping[str, str]) -> int | None:
+    """Which attempt at its game a record is: its :data:`ATTEMPT_TAG`, 1 without one, and
+    ``None`` when the tag is not a whole number from 1 (leading zeros refused: one
+    attempt, one spelling)."""
+    text = tags.get(ATTEMPT_TAG)
+    if text is None:
+        return 1
+    return int(text) if re.fullmatch(r"[1-9][0-9]{0,8}", text) else None
+
+
 RESERVED_TAGS: frozenset[str] = frozenset(
     {
         *SEVEN_TAG_ROSTER,
@@ -392,6 +407,7 @@ RESERVED_TAGS: frozenset[str] = frozenset(
         "FEN",
         "Position",
         "GameNumber",
+        ATTEMPT_TAG,
     }
 )
 """Tags every game's records use for one meaning; no game option is recorded in them."""

@@ -18,8 +18,11 @@ tags (a game with seat names of its own, such as Ivy, has as many seats as names
 each game option is read from its tag (:func:`referee.pgn.option_tag`: Ivy's
 ``[TurnLimit "N"]``); ``[SetUp "1"]`` with ``[FEN "…"]`` (older records:
 ``[Position "…"]``) holds the position, in the game's own notation, of a game that
-does not start from the start position. A record whose set-up cannot be understood
-raises :class:`~referee.errors.RecordError`: there is no game to replay.
+does not start from the start position. A tournament game played again carries
+``[Attempt "N"]`` (:data:`referee.pgn.ATTEMPT_TAG`); its ``Seed`` is that attempt's
+seed, so its draws are checked like any other's, and the tag must be a whole number
+from 1. A record whose set-up cannot be understood raises
+:class:`~referee.errors.RecordError`: there is no game to replay.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from typing import Any
 from referee.errors import RecordError, RuleError
 from referee.games import CHANCE, DEFAULT_GAME, Game, GameSettings, Outcome, get_game
 from referee.pgn import (
+    ATTEMPT_TAG,
     GameRecord,
     PgnError,
     RecordedTurn,
@@ -42,8 +46,10 @@ from referee.pgn import (
     score_text,
     score_words,
     seat_players,
+    tagged_attempt,
 )
 from referee.session import ChanceDraws
+from referee.untrusted import clip, printable
 
 FORFEITS: frozenset[str] = frozenset({"time forfeit", "rules infraction", "abandoned"})
 """``Termination`` values for a game a player lost by breaking the protocol."""
@@ -340,6 +346,9 @@ def _setup(record: GameRecord) -> tuple[Game[Any, Any], GameSettings]:
     seed = tags.get("Seed", "0")
     if not re.fullmatch(r"-?[0-9]{1,30}", seed):
         raise RecordError(f"Seed tag {seed!r} is not a whole number")
+    if tagged_attempt(tags) is None:  # the Seed is that attempt's: nothing more to draw
+        shown = clip(printable(tags[ATTEMPT_TAG]), 40)
+        raise RecordError(f"Attempt tag {shown!r} is not a whole number from 1")
     return game, GameSettings(
         players=_seats(record, game),
         seed=int(seed),

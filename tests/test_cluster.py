@@ -39,7 +39,7 @@ from referee.pgn import GameRecord, format_game, read_games, read_pgn_file
 from referee.process import BotCommand
 from tournaments.cluster import cluster_pool
 from tournaments.config import ConfigError, Entrant, TournamentConfig, load_config
-from tournaments.runner import DATABASE, PGN, RATINGS_JSON, run_tournament
+from tournaments.runner import DATABASE, LOST_ATTEMPTS, PGN, RATINGS_JSON, run_tournament
 from tournaments.store import ResultStore
 
 GATE_BOT = (
@@ -287,6 +287,13 @@ async def test_a_worker_killed_mid_game_has_its_game_played_again_once(cluster, 
     assert {game.termination for game in games} == {"normal"}  # replayed whole, not forfeited
     held = gate.asked[0]
     assert gate.asked.count(held) == 2  # held, then played again on another worker
+    # Not Dask's rerun of the same task (its seed, its deal): a new attempt.
+    index = next(p.index for p in cfg.schedule() if p.players == held)
+    with ResultStore.open(cfg.output / DATABASE) as store:
+        attempts = [(a.number, a.abandoned) for a in store.attempts(index)]
+        record = store.game(index)
+    assert attempts == [(1, "a Dask worker died"), (2, None)]
+    assert record is not None and '[Attempt "2"]' in record.pgn
     # Those of the killed worker died with it.
     await assert_no_bots_left(client)
 
@@ -321,7 +328,7 @@ async def test_a_game_that_keeps_killing_its_workers_stops_the_run_in_one_line(
     touchy_cluster, tmp_path
 ):
     address, client = touchy_cluster
-    gate = Gate(hold=tournaments.cluster.GAME_SUBMISSIONS)
+    gate = Gate(hold=LOST_ATTEMPTS)
     async with trio.open_nursery() as nursery:
         port = await gate.start(nursery)
         cfg = config(tmp_path, [gate_bot("p1", port), pass_bot("p2")], sandbox="off")
@@ -333,15 +340,19 @@ async def test_a_game_that_keeps_killing_its_workers_stops_the_run_in_one_line(
         nursery.start_soon(kill_each_time)
         warnings: list[str] = []
         with pytest.raises(RefereeFault) as stopped, trio.fail_after(60):
-            await run_tournament(cfg, pool=cluster_pool(address, warn=warnings.append))
+            await run_tournament(cfg, pool=cluster_pool(address), warn=warnings.append)
         nursery.cancel_scope.cancel()
     message = str(stopped.value)
     assert "\n" not in message
     assert message.startswith(
-        f"{tournaments.cluster.GAME_SUBMISSIONS} Dask workers died playing game 1 on {address};"
-        " it was not recorded"
+        f"game 1 was lost {LOST_ATTEMPTS} times in a row (1 Dask worker died; 1 Dask worker"
+        " died; 1 Dask worker died) (see the workers' logs); it was not recorded"
     ), message
-    assert warnings == ["1 Dask worker died playing game 1: it is submitted again"]
+    assert warnings == [
+        f"1 Dask worker died while playing game 1: attempt {n} abandoned, playing it again as"
+        f" attempt {n + 1}"
+        for n in range(1, LOST_ATTEMPTS)
+    ]
     assert "0 of 1 games played" in message
     with ResultStore.open(cfg.output / DATABASE) as store:
         assert store.games() == []

@@ -449,6 +449,23 @@ def test_bad_schedules_of_tables_are_refused_in_one_line(
     assert "\n" not in str(caught.value)
 
 
+def test_attempt_seeds_are_reproducible_from_seed_game_and_attempt() -> None:
+    # Attempt 1 keeps the seed a game always had; each later one hashes its number in.
+    assert game_seed(7, 3) == game_seed(7, 3, 1)
+    digest = hashlib.sha256(b"7:3:2").digest()
+    assert game_seed(7, 3, 2) == int.from_bytes(digest[:8], "big") >> 1
+    seeds = {
+        game_seed(seed, index, attempt)
+        for seed in (-3, 3)
+        for index in range(20)
+        for attempt in range(1, 6)
+    }
+    assert len(seeds) == 2 * 20 * 5
+    assert game_seed(None, 3, 2) != game_seed(None, 3, 2)  # without a seed: secret each time
+    with pytest.raises(ValueError, match="from 1"):
+        game_seed(7, 3, 0)
+
+
 def test_game_seeds_are_fixed_unrelated_and_fit_in_63_bits() -> None:
     seeds = [game_seed(seed, index) for seed in (-3, 0, 3) for index in range(100)]
     assert len(set(seeds)) == len(seeds)

@@ -552,6 +552,8 @@ def test_a_places_tag_must_agree_with_the_result_of_a_forfeit(dice: None) -> Non
     [
         ({"Rounds": "lots"}, "Rounds tag 'lots' is not a setting: rounds must be"),
         ({"Seed": "x1"}, "Seed tag 'x1' is not a whole number"),
+        ({"Attempt": "0"}, "Attempt tag '0' is not a whole number from 1"),
+        ({"Attempt": "02"}, "Attempt tag '02' is not a whole number from 1"),
         ({f"Seat{n}": "p" for n in range(1, 7)}, "played by 1 to 5 seats, not 6"),
     ],
 )
@@ -756,6 +758,23 @@ def test_a_verdant_record_with_rigged_reveals_under_its_seed_is_refused() -> Non
     other = next(card for card in ("P01", "P02") if card != dealt)
     report = verify(returned(record, 0, token=other))
     assert report.reason == f"turn 1: chance drew {dealt} here from the record's seed, not {other}"
+
+
+def test_a_game_played_again_is_checked_against_its_attempts_seed() -> None:
+    # The referee's record of attempt 2 carries that attempt's seed and an Attempt tag.
+    from referee.games import game_seed
+
+    second = game_seed(11, 0, 2)
+    assert second not in (game_seed(11, 0, 1), game_seed(11, 1, 1), game_seed(11, 0, 3))
+    record = verdant_record(3, seed=second)
+    again = GameRecord({**record.tags, "Attempt": "2"}, record.turns, record.result)
+    assert verify(again).valid
+    # The deal of attempt 2 is not the deal of attempt 1.
+    as_first = GameRecord(
+        {**again.tags, "Seed": str(game_seed(11, 0, 1))}, again.turns, again.result
+    )
+    report = verify(as_first)
+    assert report.reason is not None and report.reason.startswith("turn 1: chance drew")
 
 
 def verdant_session(players: int = 3) -> object:

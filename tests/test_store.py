@@ -27,6 +27,8 @@ from tournaments.ratings import TableResult
 from tournaments.recovery import numbered, open_records
 from tournaments.store import (
     DUEL_SCORES,
+    SCHEMA_VERSION,
+    Attempt,
     DamagedStore,
     GameRecord,
     ResultStore,
@@ -34,6 +36,7 @@ from tournaments.store import (
     append_pgn,
     config_hash,
     salvage,
+    salvage_attempts,
     set_aside,
 )
 
@@ -462,7 +465,7 @@ def test_a_schema_1_store_is_upgraded_in_place_keeping_every_game(tmp_path: Path
         assert [index for index, game in store.rows() if game is None] == [3]
         assert record(store, 4)
     with contextlib.closing(sqlite3.connect(path)) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         columns = [row[1] for row in connection.execute("PRAGMA table_info(games)")]
         assert columns[:5] == ["pairing", "players", "result", "places", "scores"]
     with ResultStore.open(path) as again:  # a second open finds schema 2: nothing to do
@@ -706,3 +709,43 @@ def test_a_three_seat_game_with_another_seed_or_seating_is_not_the_tournaments(
     store.close()
     assert any("its Seed is '1', not the seed of game 1" in note for note in notes), notes
     assert [g[0] for g in stored(config)] == list(range(1, len(config.schedule())))
+
+
+def test_attempts_are_noted_before_play_counted_on_and_kept_through_damage(tmp_path):
+    path = tmp_path / "results.sqlite"
+    with ResultStore.open(path) as store:
+        assert store.start_attempt(4) == 1
+        store.abandon_attempt(4, 1, "worker process 1 was killed by SIGKILL")
+        assert store.start_attempt(4) == 2  # a kill -9 now leaves it started, not ended
+        assert store.start_attempt(0) == 1
+        assert record(store, 0)  # game 1 was recorded: its attempt is not left unfinished
+    with ResultStore.open(path) as store:
+        (left,) = store.abandon_unfinished("the run ended")
+        assert (left.index, left.number, left.abandoned) == (4, 2, "the run ended")
+        assert store.abandon_unfinished("again") == []
+        assert store.start_attempt(4) == 3
+        noted = [(a.index, a.number, a.abandoned) for a in store.attempts()]
+    assert noted == [
+        (0, 1, None),
+        (4, 1, "worker process 1 was killed by SIGKILL"),
+        (4, 2, "the run ended"),
+        (4, 3, None),
+    ]
+    assert [(a.index, a.number) for a in salvage_attempts(path)] == [(0, 1), (4, 1), (4, 2), (4, 3)]
+    assert all(isinstance(a, Attempt) for a in salvage_attempts(path))
+
+
+def test_a_schema_2_store_gains_the_attempts_table_keeping_its_games(tmp_path):
+    path = tmp_path / "results.sqlite"
+    with ResultStore.open(path) as store:
+        assert record(store, 0)
+    with contextlib.closing(sqlite3.connect(path)) as connection:
+        connection.execute("DROP TABLE attempts")
+        connection.execute("PRAGMA user_version = 2")
+        connection.commit()
+    with ResultStore.open(path, read_only=True) as store:  # upgraded in a copy in memory
+        assert store.count() == 1 and store.attempts() == []
+    with ResultStore.open(path) as store:
+        assert store.count() == 1 and store.start_attempt(1) == 1
+    with contextlib.closing(sqlite3.connect(path)) as connection:
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION

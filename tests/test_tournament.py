@@ -8,6 +8,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import resource
 import shlex
 import shutil
@@ -39,8 +40,10 @@ from tournaments.config import ConfigError, Entrant, TournamentConfig, load_conf
 from tournaments.pairings import MAX_GAMES, Pairing
 from tournaments.progress import LiveProgress, Progress, QuietProgress
 from tournaments.ratings import RatingTable
+from tournaments.recovery import UNFINISHED
 from tournaments.runner import (
     DATABASE,
+    LOST_ATTEMPTS,
     PGN,
     RATINGS_CSV,
     RATINGS_JSON,
@@ -50,7 +53,7 @@ from tournaments.runner import (
     run_tournament,
 )
 from tournaments.store import ResultStore, StoreError
-from tournaments.workers import GameDone, GameJob, Pool, Work, process_pool, task_pool
+from tournaments.workers import GameDone, GameJob, GameLost, Pool, Work, process_pool, task_pool
 
 REPO = Path(__file__).resolve().parents[1]
 SLOW_BOT = (
@@ -767,7 +770,17 @@ async def test_a_tournament_killed_at_any_moment_resumes_without_losing_or_repea
     progress = Recorder()
     warnings: list[str] = []
     table = await run_tournament(load_config(path), progress=progress, warn=warnings.append)
-    assert warnings == []  # half a game at the end is no damage: it is dropped silently
+    # Half a game at the end is no damage: it is dropped silently. The games the kill
+    # interrupted (two at once) were started: each is played again as a new attempt.
+    assert warnings and all(
+        re.fullmatch(
+            rf"game \d+: attempt 1 \(started [^)]+\) was abandoned: {re.escape(UNFINISHED)};"
+            r" it is played again as attempt 2",
+            warning,
+        )
+        for warning in warnings
+    ), warnings
+    assert len(warnings) <= 2
     assert progress.begun == (12, len(recorded))
     assert len(progress.results) == 12 - len(recorded)
     assert sorted(game.index for game in stored(out)) == list(range(12))
@@ -789,11 +802,180 @@ def test_a_worker_process_killed_mid_game_has_its_game_played_again_once(tmp_pat
     assert runner.returncode == 0, stderr
     (warning,) = [line for line in stderr.splitlines() if "worker process" in line]
     assert "was killed by SIGKILL while playing game" in warning, warning
-    assert warning.endswith(": playing it again"), warning
+    assert warning.endswith(": attempt 1 abandoned, playing it again as attempt 2"), warning
     assert sorted(game.index for game in stored(out)) == list(range(12))
     assert_no_game_blames_the_referee(out)
     assert_pgn_matches_store(out)
     wait_for_no_leftovers()
+
+
+# --- attempts: a game played again never deals what was seen ----------------------------
+
+HELD_VERDANT_BOT = """
+import os, sys, time
+from bots.sdk import main
+from bots.verdant.random import RandomBot
+
+class Held(RandomBot):
+    def choose(self, situation, clock):
+        gate = os.environ["GATE_FILE"]
+        if not os.path.exists(gate):  # the first game to ask is held (it has seen its deal)
+            with open(gate, "w") as file:
+                file.write(str(os.getpid()))
+            time.sleep(600)  # until the test kills what plays it
+        return super().choose(situation, clock)
+
+main(Held)
+"""
+"""A Verdant random bot whose first decision waits until it is killed, once (a file says so)."""
+
+SEED = 11
+
+
+def held_verdant_tournament(tmp_path: Path) -> tuple[Path, Path]:
+    """A seeded Verdant tournament of one game, its first player :data:`HELD_VERDANT_BOT`;
+    → the tournament file and the gate file its first decision creates."""
+    gate = tmp_path / "held"
+    lines = [
+        'game = "verdant"',
+        f"seed = {SEED}",
+        'tc = "30+1"',
+        'sandbox = "off"',
+        "concurrency = 1",
+        'output = "out"',
+        'event = "Attempts"',
+    ]
+    for name, argv in (
+        ("p1", [sys.executable, "-u", "-c", HELD_VERDANT_BOT]),
+        ("p2", [sys.executable, "-m", "bots.verdant.random", "--seed", "2"]),
+    ):
+        env = {"REFEREE_TEST_MARK": MARK, "GATE_FILE": str(gate)}
+        lines += [
+            "[[players]]",
+            f'name = "{name}"',
+            f"cmd = {json.dumps(argv)}",
+            f"dir = {json.dumps(str(REPO))}",
+            "env = { " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in env.items()) + " }",
+        ]
+    path = tmp_path / "t.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path, gate
+
+
+def wait_for_file(path: Path, runner: subprocess.Popen[Any]) -> None:
+    """Wait (under the hang guard) until ``path`` exists while ``runner`` runs."""
+    deadline = time.monotonic() + HANG_GUARD
+    while not path.exists():
+        assert runner.poll() is None, runner.communicate()
+        assert time.monotonic() < deadline, "the held bot never asked for its first decision"
+        time.sleep(0.02)
+
+
+def assert_second_attempt_deals_afresh(out: Path, cause: str) -> None:
+    """Game 1 is recorded once, as attempt 2 with that attempt's seed, its deal not the one
+    attempt 1 dealt; attempt 1 is kept as abandoned with ``cause``."""
+    with ResultStore.open(out / DATABASE) as store:
+        attempts = store.attempts(0)
+        (game,) = store.games()
+    assert [(a.number, a.abandoned) for a in attempts] == [(1, cause), (2, None)]
+    (record,) = read_games(game.pgn)
+    assert isinstance(record, GameRecord)
+    assert record.tags["Attempt"] == "2" and record.tags["GameNumber"] == "1"
+    first, second = game_seed(SEED, 0, 1), game_seed(SEED, 0, 2)
+    assert first != second and record.tags["Seed"] == str(second)
+    assert verify(record).valid
+    # Under attempt 1's seed, the very first draws (the deal) are not the recorded ones.
+    as_first = GameRecord({**record.tags, "Seed": str(first)}, record.turns, record.result)
+    report = verify(as_first)
+    assert not report.valid and "from the record's seed" in (report.reason or ""), report
+    assert_pgn_matches_store(out)
+
+
+async def test_a_seeded_game_the_coordinator_was_killed_in_is_played_again_as_attempt_2(
+    tmp_path,
+):
+    path, gate = held_verdant_tournament(tmp_path)
+    runner = start_cli("tournament", path, "--quiet", cwd=tmp_path)
+    wait_for_file(gate, runner)  # attempt 1 is being played: its deal was seen
+    runner.kill()
+    runner.communicate()
+    wait_for_no_leftovers(stranded_allowed=True)
+    warnings: list[str] = []
+    await run_tournament(load_config(path), warn=warnings.append)
+    (warning,) = warnings
+    assert warning.startswith("game 1: attempt 1 (started "), warning
+    assert warning.endswith(f"was abandoned: {UNFINISHED}; it is played again as attempt 2")
+    assert_second_attempt_deals_afresh(tmp_path / "out", UNFINISHED)
+    assert leftover_processes() == []
+
+
+def test_a_seeded_game_whose_worker_was_killed_is_played_again_as_attempt_2(tmp_path):
+    path, gate = held_verdant_tournament(tmp_path)
+    runner = start_cli("tournament", path, "--quiet", cwd=tmp_path)
+    wait_for_file(gate, runner)
+    (worker,) = children(runner.pid)
+    os.kill(worker, signal.SIGKILL)
+    _, stderr = runner.communicate(timeout=HANG_GUARD * 2)
+    assert runner.returncode == 0, stderr
+    assert "Warning: worker process 1 was killed by SIGKILL while playing game 1: attempt 1" in (
+        stderr
+    )
+    assert_second_attempt_deals_afresh(tmp_path / "out", "worker process 1 was killed by SIGKILL")
+    wait_for_no_leftovers()
+
+
+async def test_a_bot_fault_is_that_bots_loss_never_a_new_attempt(tmp_path):
+    cfg = config(tmp_path, "crash", "pass", concurrency=1, games=2)
+    await run_tournament(cfg)
+    with ResultStore.open(cfg.output / DATABASE) as store:
+        games, attempts = store.games(), store.attempts()
+    assert len(games) == 2
+    for game in games:
+        crashed = game.players.index("p1")
+        assert game.termination == "abandoned" and game.places[crashed] == 2
+        assert "[Attempt " not in game.pgn
+    assert [(a.index, a.number, a.abandoned) for a in attempts] == [(0, 1, None), (1, 1, None)]
+
+
+async def test_a_game_lost_again_and_again_stops_the_run_each_attempt_noted(tmp_path):
+    cfg = config(tmp_path, "pass", "pass", concurrency=1, seed=5)
+    seeds: list[int] = []
+
+    class Dying:
+        slots = 1
+
+        async def check(self, names: tuple[str, ...], start: str | None) -> None:
+            pass
+
+        async def play(self, slot: int, job: GameJob) -> GameDone:
+            seeds.append(job.seed)
+            assert job.seed == game_seed(5, job.index, job.attempt)
+            raise GameLost(f"worker {job.attempt} died", " (see nothing)")
+
+    @contextlib.asynccontextmanager
+    async def dying(work: Work, slots: int) -> AsyncIterator[Dying]:
+        yield Dying()
+
+    warnings: list[str] = []
+    with pytest.raises(RefereeFault) as stopped:
+        await run_tournament(cfg, pool=dying, warn=warnings.append)
+    assert str(stopped.value).startswith(
+        f"game 1 was lost {LOST_ATTEMPTS} times in a row (worker 1 died; worker 2 died;"
+        " worker 3 died) (see nothing); it was not recorded; the run stopped with 0 of 1"
+    ), stopped.value
+    assert warnings == [
+        "worker 1 died while playing game 1: attempt 1 abandoned, playing it again as attempt 2",
+        "worker 2 died while playing game 1: attempt 2 abandoned, playing it again as attempt 3",
+    ]
+    assert len(set(seeds)) == LOST_ATTEMPTS
+    with ResultStore.open(cfg.output / DATABASE) as store:
+        noted = [(a.number, a.abandoned) for a in store.attempts(0)]
+    assert noted == [(n, f"worker {n} died") for n in range(1, LOST_ATTEMPTS + 1)]
+    # The next run goes on counting: its first attempt is the fourth, with its own seed.
+    seeds.clear()
+    with pytest.raises(RefereeFault):
+        await run_tournament(cfg, pool=dying, warn=warnings.append)
+    assert seeds[0] == game_seed(5, 0, LOST_ATTEMPTS + 1)
 
 
 @pytest.mark.parametrize(

@@ -18,14 +18,17 @@ its first move to its last, so more would only wait in the scheduler's queue, an
 fewer would leave threads idle. The run's ``concurrency`` (a guess from the
 coordinator's own CPUs) does not apply.
 
-**Exactly once.** Each attempt at a game is a task with a key of its own
-(``game-7-<run>-1``: game number, the run's random token, submission). When a
-worker dies while it plays a game, the scheduler runs the task again on another
-worker (up to ``distributed.scheduler.allowed-failures`` deaths, 3 by default);
-the coordinator waits for the one result of the task, so a game is never lost nor
-saved twice. A task that killed that many workers fails with ``KilledWorker``: it is
-submitted again, :data:`GAME_SUBMISSIONS` times in all, and then the run stops with
-one line (:class:`ClusterError`). A bot's process dies with the thread that started it
+**Exactly once, never the same deal twice.** Each attempt at a game is a task with a
+key of its own (``game-7-<run>-2``: game number, the run's random token, attempt).
+When a worker dies while it plays a game, the scheduler would run the task again on
+another worker, from its start and with its seed: the players would see the same deal
+again. So the task first marks, on the scheduler, that it started (a Dask ``Event``
+named after its key); run again, it finds the mark and plays nothing, raising
+:class:`~tournaments.workers.GameLost`, and a task that kills workers before its mark
+fails with ``KilledWorker``, which is lost the same way. The runner then plays the game
+again as its next attempt, with a fresh seed (and stops the run when one game keeps
+being lost). The coordinator waits for the one result of each task, so a game is never
+lost nor saved twice. A bot's process dies with the thread that started it
 (``PR_SET_PDEATHSIG``, bwrap's ``--die-with-parent``): the referee's thread, which lives
 as long as the worker process, so a dead worker leaves no bot behind (and no idle
 Dask thread ending could kill a kept bot).
@@ -66,6 +69,7 @@ from referee.sandbox import SandboxError, SandboxUnavailable, sandbox_warning
 from tournaments.workers import (
     GameDone,
     GameJob,
+    GameLost,
     Pool,
     PoolFactory,
     Warn,
@@ -80,7 +84,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONNECT_TIMEOUT",
-    "GAME_SUBMISSIONS",
     "INSTALL_HINT",
     "ClusterError",
     "cluster_pool",
@@ -95,10 +98,6 @@ to answer while a game is waited for."""
 SCHEDULER_CHECK = 30.0
 """Seconds a game is waited for before the scheduler is asked whether it is still there
 (and again every as many seconds)."""
-
-GAME_SUBMISSIONS = 2
-"""How many times a game is submitted when its task keeps killing the workers that run it
-(each time the scheduler tries ``allowed-failures`` + 1 workers) before the run stops."""
 
 RELEASE_POLL = 0.25
 """Seconds between a task's checks that the coordinator still wants its game."""
@@ -120,14 +119,13 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 """Where the pool reports, one line each, what the run should know (a worker without a
-sandbox, a game submitted again)."""
+sandbox)."""
 
 
 class ClusterError(RefereeFault):
     """The Dask cluster failed the referee: Dask is not installed, the scheduler cannot be
-    reached or has no workers, the connection to it was lost, or a game's task keeps
-    killing the workers that run it. No bot is to blame: the game is not recorded, and the
-    next run plays it."""
+    reached or has no workers, or the connection to it was lost. No bot is to blame: the
+    game is not recorded, and the next run plays it."""
 
 
 def require_distributed() -> None:
@@ -314,30 +312,32 @@ class _ClusterPool:
                 self.warn(f"on the Dask worker {worker}: {warning}")
 
     async def play(self, slot: int, job: GameJob) -> GameDone:
-        """Play ``job`` as a task, submitted again when it keeps killing workers."""
+        """Play ``job`` as a task (of the job's attempt: never twice, see the module);
+        raises :class:`~tournaments.workers.GameLost` when a worker died playing it."""
         from distributed.scheduler import KilledWorker
 
-        deaths = 0
         number = job.index + 1
-        for submission in range(1, GAME_SUBMISSIONS + 1):
-            if submission > 1:
-                self.warn(f"{_workers(deaths)} died playing game {number}: it is submitted again")
-            future = self.client.submit(
-                _play_task,
-                self.work,
-                job,
-                self.token,
-                key=f"game-{number}-{self.token}-{submission}",
-                pure=False,
-            )
-            try:
-                return await self._outcome(future, f"game {number}")
-            except KilledWorker as error:
-                deaths += getattr(error, "allowed_failures", 0) + 1
-        raise ClusterError(
-            f"{_workers(deaths)} died playing game {number} on {self.address};"
-            " it was not recorded: see the workers' logs"
+        key = f"game-{number}-{self.token}-{job.attempt}"
+        future = self.client.submit(
+            _play_task, self.work, job, self.token, _started(key), key=key, pure=False
         )
+        try:
+            return await self._outcome(future, f"game {number}")
+        except KilledWorker as error:
+            deaths = getattr(error, "allowed_failures", 0) + 1
+            raise GameLost(f"{_workers(deaths)} died", " (see the workers' logs)") from None
+        finally:
+            with trio.move_on_after(CLOSE_GRACE, shield=True):
+                await trio.to_thread.run_sync(self._forget, key, abandon_on_cancel=True)
+
+    def _forget(self, key: str) -> None:
+        """Drop a task's start mark from the scheduler once its outcome is in (or given up).
+        Not before: a worker lost after the game ended, its result with it, would have the
+        scheduler compute the task again, which must then find the mark."""
+        from distributed import Event
+
+        with contextlib.suppress(Exception):  # a scheduler gone: the run stops anyway
+            Event(_started(key), client=self.client).clear()
 
     async def _outcome(self, future: Future[T], what: str) -> T:
         """The result of ``future``, waited for without a thread; cancelled, it cancels the
@@ -400,9 +400,23 @@ Slot = tuple[str, int]
 """Whose bots a worker keeps: a run's token and a Dask worker thread's ident."""
 
 
-def _play_task(work: Work, job: GameJob, run: str) -> GameDone:
+def _started(key: str) -> str:
+    """The name of the scheduler's ``Event`` marking that the task ``key`` started."""
+    return f"started-{key}"
+
+
+def _play_task(work: Work, job: GameJob, run: str, started: str) -> GameDone:
     """A game, as a Dask task: played by this worker process's :class:`_Referee`, on the
-    bots this Dask thread kept from its last game of the same run."""
+    bots this Dask thread kept from its last game of the same run, once the ``started``
+    mark is set. A task that finds the mark set already ran on a worker that died:
+    its game's first moves were seen, so it is lost (:class:`GameLost`), not played
+    again under the same seed."""
+    from distributed import Event
+
+    mark = Event(started)
+    if mark.is_set():
+        raise GameLost("a Dask worker died", " (see the workers' logs)")
+    mark.set()
     slot = (run, threading.get_ident())
     wanted = _task_wanted()
     return _sent_back(lambda: _referee().play(work, job, slot, wanted))

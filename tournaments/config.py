@@ -68,7 +68,8 @@ and a knockout pair each round from the results before it, so their games are no
 advance: :meth:`TournamentConfig.bracket` gives them. Without ``seed`` every game of chance gets a
 secret random seed of its own (recorded in its ``Seed`` tag once it is over): a seed
 a bot could guess would tell it every card still to come. With ``seed``, each game's
-seed is :func:`~referee.games.base.game_seed` of it and the game's index, so a
+seed is :func:`~referee.games.base.game_seed` of it, the game's index and the attempt
+(a game played again gets a fresh deal: docs/records.md, "Attempts"), so a
 tournament can be replayed deal for deal; keep such a seed private until the end, and
 draw it at random (a finished game's ``Seed`` tag is public: from a guessable tournament
 seed, every later game's seed could be computed).
@@ -383,10 +384,11 @@ class TournamentConfig:
         """The game's options, checked and completed with its defaults (``check_options``)."""
         return get_game(self.game).check_options(self.options)
 
-    def game_seed(self, index: int) -> int:
-        """The seed for game ``index``: :func:`~referee.games.base.game_seed` of the
-        tournament's ``seed``, or, without one, a new secret seed at every call."""
-        return game_seed(self.seed, index)
+    def game_seed(self, index: int, attempt: int = 1) -> int:
+        """The seed for attempt ``attempt`` at game ``index``:
+        :func:`~referee.games.base.game_seed` of the tournament's ``seed``, or, without one,
+        a new secret seed at every call."""
+        return game_seed(self.seed, index, attempt)
 
     def schedule(self) -> Schedule:
         """Every game of a round-robin or gauntlet, in index order (the same on every run),

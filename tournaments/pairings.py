@@ -73,8 +73,8 @@ Tables of other sizes
 Seeds
     The seed of game ``index`` of a tournament whose seed is ``seed`` is
     :func:`~referee.games.base.game_seed` (one home for it): the first 63 bits of the SHA-256 of
-    ``"<seed>:<index>"``, so games have unrelated seeds and a seed is the same on
-    every machine and Python version.
+    ``"<seed>:<index>"`` (``"<seed>:<index>:<attempt>"`` for a game played again), so
+    games have unrelated seeds and a seed is the same on every machine and Python version.
 
 A schedule holds at most :data:`MAX_GAMES` games.
 """

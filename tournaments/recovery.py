@@ -30,7 +30,11 @@ decide: settings that differ from the stored ones, a PGN of another tournament,
 and a game recorded differently, but validly, in the two files.
 
 A game of a tournament carries its 1-based number in the schedule in a
-``[GameNumber "7"]`` tag (:func:`numbered`), which ties its PGN copy to its row.
+``[GameNumber "7"]`` tag (:func:`numbered`), which ties its PGN copy to its row, and,
+when it was played again, the number of its attempt in an ``[Attempt "2"]`` tag (its
+``Seed`` must then be that attempt's). Each run first notes, as abandoned, the attempts
+an earlier run started and never recorded (it was killed, crashed or stopped): a
+game's next attempt is always a new one, with a seed no attempt before it used.
 A row rebuilt from a PGN game takes its players from the seat tags
 (:func:`referee.pgn.seat_players`), its places from the result and its scores from
 the ``Scores`` tag, or, without one, 1, ½ and 0 for two seats and 0 otherwise.
@@ -48,16 +52,18 @@ from pathlib import Path
 
 from referee.errors import RecordError, RefereeFault
 from referee.games import game_seed
-from referee.pgn import GameRecord as PgnRecord
 from referee.pgn import (
+    ATTEMPT_TAG,
     PgnError,
     format_game,
     iter_pgn_file,
     read_games,
     result_places,
     seat_players,
+    tagged_attempt,
     tagged_scores,
 )
+from referee.pgn import GameRecord as PgnRecord
 from referee.replay import verify
 from tournaments.config import TournamentConfig
 from tournaments.knockout import Knockout
@@ -74,6 +80,7 @@ from tournaments.store import (
     damaged_name,
     pgn_blocks,
     salvage,
+    salvage_attempts,
     set_aside,
     storable,
 )
@@ -85,9 +92,17 @@ NUMBER_TAG = "GameNumber"
 _ANNOTATION = re.compile(r"^\s*(?:\[%[^\]]*\]\s*)*")
 
 
-def numbered(record: PgnRecord, index: int) -> PgnRecord:
-    """``record`` with the :data:`NUMBER_TAG` of the game of pairing ``index``."""
+UNFINISHED = "the run ended before it was recorded (killed, crashed or stopped)"
+"""The cause noted at the next start for an attempt its run started and never recorded
+nor abandoned itself."""
+
+
+def numbered(record: PgnRecord, index: int, attempt: int = 1) -> PgnRecord:
+    """``record`` with the :data:`NUMBER_TAG` of the game of pairing ``index`` and, from
+    the second attempt on, the :data:`~referee.pgn.ATTEMPT_TAG` of ``attempt``."""
     tags = {**record.tags, NUMBER_TAG: str(index + 1)}
+    if attempt > 1:
+        tags[ATTEMPT_TAG] = str(attempt)
     return PgnRecord(tags=tags, turns=record.turns, result=record.result, comment=record.comment)
 
 
@@ -141,9 +156,11 @@ def _rebuilt(config: TournamentConfig, damage: DamagedStore) -> tuple[ResultStor
         f"{damage}: moved it to {kept_aside.name} and rebuilt it from the"
         f" {_games(len(salvaged))} still readable in it and from {PGN}"
     )
+    attempts = salvage_attempts(database)
     store = ResultStore.open(database)
     try:
         store.replace_games(game for game in salvaged if storable(game))
+        store.restore_attempts(attempts)
     except BaseException:
         store.close()
         raise
@@ -225,6 +242,11 @@ class _Reconciler:
             return notes
         if self.good and not has_config:
             self.store.save_config(config_json)  # the store holds games of these settings
+        for lost in self.store.abandon_unfinished(UNFINISHED):
+            notes.append(
+                f"game {lost.index + 1}: attempt {lost.number} (started {lost.started_at}) was"
+                f" abandoned: {UNFINISHED}; it is played again as attempt {lost.number + 1}"
+            )
         if pgn.torn or pgn.damaged or pgn.duplicates or set(self.good) - pgn.seen:
             notes += self._rewrite_pgn(pgn)
         return notes
@@ -299,14 +321,18 @@ class _Reconciler:
         number = tags.get(NUMBER_TAG)
         if number is not None and number != str(pairing.index + 1):
             return f"its {NUMBER_TAG} is {number!r}, not {pairing.index + 1}"
+        attempt = tagged_attempt(tags)
+        if attempt is None:
+            return f"its {ATTEMPT_TAG} is {tags[ATTEMPT_TAG]!r}, not a whole number from 1"
         seed = tags.get("Seed")
-        chosen = self.config.seed  # without one, every game had a secret seed of its own
+        chosen = self.config.seed  # without one, every attempt had a secret seed of its own
         if (
             seed is not None
             and chosen is not None
-            and seed != str(game_seed(chosen, pairing.index))
+            and seed != str(game_seed(chosen, pairing.index, attempt))
         ):
-            return f"its Seed is {seed!r}, not the seed of game {pairing.index + 1}"
+            which = f"game {pairing.index + 1}" + (f" (attempt {attempt})" if attempt > 1 else "")
+            return f"its Seed is {seed!r}, not the seed of {which}"
         return None
 
     def _rules_problem(self, record: PgnRecord) -> str | None:

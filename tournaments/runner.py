@@ -2,7 +2,7 @@
 
 :func:`run_tournament` plays the schedule of a :class:`~tournaments.config.TournamentConfig`
 as the coordinator: it hands each unplayed game, with its seed
-(:meth:`~tournaments.config.TournamentConfig.game_seed`), to a pool
+(:meth:`~tournaments.config.TournamentConfig.game_seed` of the game and the attempt), to a pool
 (:mod:`tournaments.workers`: ``concurrency`` worker processes by default, each
 playing one game at a time on bot processes it keeps between games; or a Dask
 cluster, :mod:`tournaments.cluster`), and records each game that comes back. Only
@@ -46,9 +46,21 @@ Games at once are capped by the machine's limits (:func:`concurrency_limit`). A
 failure of the referee's own resources during a game (file descriptors, memory,
 processes, disk) is never recorded as a bot's loss: the run stops with
 :class:`~referee.errors.RefereeFault`, the game is not recorded, and the next run
-plays it. Ctrl-C or SIGTERM stops a run cleanly: games in progress are dropped,
-every bot process is reaped, every finished game is kept, and
-:class:`TournamentStopped` says how far it got.
+plays it.
+
+**Attempts.** Each time a game is handed to the pool is an *attempt*, noted in the
+store (:meth:`~tournaments.store.ResultStore.start_attempt`) before it is played and
+given the seed of that attempt, so no attempt ever replays a deal an earlier one dealt.
+A game whose worker died (:class:`~tournaments.workers.GameLost`) is noted as abandoned
+with the cause, reported in one line, and played again at once as the next attempt
+(:data:`LOST_ATTEMPTS` lost in a row stop the run); an attempt a stopped or failed run
+leaves is noted with why, and one a killed run leaves is noted at the next start
+(:mod:`tournaments.recovery`). A record of attempt 2 or later carries ``[Attempt "N"]``.
+What a seat does never makes its game be played again: its faults are its losses.
+
+Ctrl-C or SIGTERM stops a run cleanly: games in progress are dropped, every bot
+process is reaped, every finished game is kept, and :class:`TournamentStopped` says
+how far it got.
 """
 
 from __future__ import annotations
@@ -64,7 +76,6 @@ import signal
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 
 import trio
@@ -76,6 +87,7 @@ from referee.errors import (
     describe_failure,
     is_own_failure,
     leaves,
+    own_failure,
 )
 from referee.pgn import (
     PgnError,
@@ -96,7 +108,16 @@ from tournaments.report import Outcome, to_csv, to_json
 from tournaments.site import complete_site, update_site
 from tournaments.store import DATABASE, PGN, ResultStore, append_pgn
 from tournaments.swiss import Finished, Swiss
-from tournaments.workers import GameDone, GameJob, Pool, PoolFactory, Warn, Work, process_pool
+from tournaments.workers import (
+    GameDone,
+    GameJob,
+    GameLost,
+    Pool,
+    PoolFactory,
+    Warn,
+    Work,
+    process_pool,
+)
 
 RATINGS_JSON = "ratings.json"
 RATINGS_CSV = "ratings.csv"
@@ -136,6 +157,10 @@ the pipes of a bot being started, and the sandbox's own."""
 
 FILES_RESERVED = 32
 """File descriptors the referee keeps for itself (the store, the PGN, the event loop)."""
+
+LOST_ATTEMPTS = 3
+"""How many attempts at one game a run may lose in a row (its workers died) before it
+stops: a game that kills every worker it is given points at the referee, not bad luck."""
 
 PROCESSES_PER_SEAT = 4
 """Processes one seat of a game may take under a process-count limit (its bot, its sandbox)."""
@@ -206,7 +231,7 @@ def _default_pool(config: TournamentConfig, warn: Warn) -> PoolFactory:
     pool does): a tournament with some is refused here."""
     config.check_local()
     if config.cluster is None:
-        return partial(process_pool, warn=warn)
+        return process_pool
     from tournaments.cluster import cluster_pool  # Dask is imported for a cluster only
 
     return cluster_pool(config.cluster, warn=warn)
@@ -569,15 +594,43 @@ class _Run:
                 return
             holding = pairing.players
             self.progress.game_started(pairing)
+            done = await self._attempts(pool, slot, pairing)
+            finished.send_nowait((pairing, done))
+
+    async def _attempts(self, pool: Pool, slot: int, pairing: Pairing) -> GameDone:
+        """Play ``pairing``'s game in the pool's ``slot``, as many attempts as it takes (see
+        the module): each noted in the store before it is played, with a seed of its own,
+        and each one lost or left by a stop noted with why."""
+        index, lost = pairing.index, []
+        attempt = self.store.start_attempt(index)
+        while True:
             job = GameJob(
-                index=pairing.index,
+                index=index,
                 players=pairing.players,
                 round=str(pairing.round),
-                seed=self.config.game_seed(pairing.index),
+                seed=self.config.game_seed(index, attempt),
                 opening=pairing.opening,
+                attempt=attempt,
             )
-            done = await pool.play(slot, job)
-            finished.send_nowait((pairing, done))
+            try:
+                return await pool.play(slot, job)
+            except GameLost as loss:
+                self.store.abandon_attempt(index, attempt, loss.cause)
+                lost.append(loss.cause)
+                if len(lost) >= LOST_ATTEMPTS:
+                    raise RefereeFault(
+                        f"game {index + 1} was lost {len(lost)} times in a row"
+                        f" ({'; '.join(lost)}){loss.hint}; it was not recorded"
+                    ) from None
+                attempt = self.store.start_attempt(index)
+                self.warn(
+                    f"{loss.cause} while playing game {index + 1}: attempt {attempt - 1}"
+                    f" abandoned, playing it again as attempt {attempt}"
+                )
+            except BaseException as error:
+                with contextlib.suppress(RefereeFault):  # else the next start notes it
+                    self.store.abandon_attempt(index, attempt, _abandoned(error))
+                raise
 
     async def _next(self, holding: tuple[str, ...]) -> Pairing | None:
         """The next game for a worker (``None`` when none are left). In a Swiss or knockout,
@@ -717,6 +770,14 @@ def outcome_of(config: TournamentConfig) -> Outcome:
             _Finished(game.index, game.players, game.places) for game in store.games(pgn=False)
         ]
     return bracket.standings(played) if isinstance(bracket, Swiss) else bracket.matches(played)
+
+
+def _abandoned(error: BaseException) -> str:
+    """Why an attempt a run stopped in the middle of (with ``error``) was abandoned."""
+    fault = own_failure(error)
+    if fault is not None:
+        return f"the run stopped: {describe_failure(fault)}"
+    return "the run stopped before it ended"
 
 
 def _take_up_to(items: Iterator[Pairing], count: int) -> list[Pairing]:

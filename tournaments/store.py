@@ -51,7 +51,7 @@ DATABASE = "results.sqlite"
 PGN = "games.pgn"
 """The names of the store and of its PGN copy in a tournament's output directory."""
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Stored in ``PRAGMA user_version``; a store written by a newer version is refused."""
 
 _CONFIG_TABLE = """
@@ -77,6 +77,17 @@ CREATE TABLE {name} (
 )"""
 """The games table; ``players``, ``places`` and ``scores`` hold JSON lists in seat order."""
 
+_ATTEMPTS_TABLE = """
+CREATE TABLE attempts (
+    pairing INTEGER NOT NULL CHECK (pairing >= 0),
+    attempt INTEGER NOT NULL CHECK (attempt >= 1),
+    started_at TEXT NOT NULL,
+    abandoned TEXT,
+    PRIMARY KEY (pairing, attempt)
+)"""
+"""The attempts table: one row per attempt at a game, ``abandoned`` saying why it was
+given up (``NULL`` while it is played, and for the attempt whose game is recorded)."""
+
 _COLUMNS = {
     "config": ("id", "hash", "json", "saved_at"),
     "games": (
@@ -91,6 +102,7 @@ _COLUMNS = {
         "pgn",
         "finished_at",
     ),
+    "attempts": ("pairing", "attempt", "started_at", "abandoned"),
 }
 """The columns of each table, in order: a store with other tables or columns is damaged."""
 
@@ -122,6 +134,17 @@ a schema-1 store, and a game rebuilt from a record without a ``Scores`` tag."""
 
 WAL_SUFFIXES = ("-wal", "-shm", "-journal")
 """The files SQLite keeps beside a database; they move with it when it is set aside."""
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One attempt at the game of pairing ``index``: its number (from 1), when it started
+    (ISO 8601), and why it was abandoned (``None``: being played, or the one recorded)."""
+
+    index: int
+    number: int
+    started_at: str
+    abandoned: str | None = None
 
 
 class StoreError(RefereeError):
@@ -439,6 +462,66 @@ class ResultStore:
         except sqlite3.Error as error:
             raise RefereeFault(f"cannot copy {self.path} to {target}: {error}") from None
 
+    # --- attempts -----------------------------------------------------------------
+
+    def start_attempt(self, index: int) -> int:
+        """Note that a new attempt at the game of pairing ``index`` starts, in one committed
+        transaction, before any of it is played; → its number (1, then one more than the
+        last attempt noted, however that one ended)."""
+        with self._transaction(f"note the start of game {index + 1}") as db:
+            (last,) = db.execute(
+                "SELECT coalesce(max(attempt), 0) FROM attempts WHERE pairing = ?", (index,)
+            ).fetchone()
+            db.execute(
+                "INSERT INTO attempts (pairing, attempt, started_at) VALUES (?, ?, ?)",
+                (index, last + 1, timestamp()),
+            )
+        return int(last) + 1
+
+    def abandon_attempt(self, index: int, number: int, cause: str) -> None:
+        """Note why attempt ``number`` at the game of pairing ``index`` was given up (unless
+        a cause is noted already)."""
+        with self._transaction(f"note the end of game {index + 1}") as db:
+            db.execute(
+                "UPDATE attempts SET abandoned = ?"
+                " WHERE pairing = ? AND attempt = ? AND abandoned IS NULL",
+                (cause, index, number),
+            )
+
+    def abandon_unfinished(self, cause: str) -> list[Attempt]:
+        """Note ``cause`` on every attempt started and neither recorded nor abandoned (a run
+        that ended while it was played), in one transaction; → those attempts, by game."""
+        with self._transaction("note the games a run left unfinished") as db:
+            rows = db.execute(
+                "SELECT pairing, attempt, started_at FROM attempts WHERE abandoned IS NULL"
+                " AND pairing NOT IN (SELECT pairing FROM games) ORDER BY pairing, attempt"
+            ).fetchall()
+            db.executemany(
+                "UPDATE attempts SET abandoned = ? WHERE pairing = ? AND attempt = ?",
+                ((cause, index, number) for index, number, _ in rows),
+            )
+        return [Attempt(index, number, started, cause) for index, number, started in rows]
+
+    def attempts(self, index: int | None = None) -> list[Attempt]:
+        """Every attempt noted (at the game of pairing ``index`` only, when given), by game
+        and number."""
+        where, arguments = ("WHERE pairing = ?", (index,)) if index is not None else ("", ())
+        rows = self._connection.execute(
+            f"SELECT {', '.join(_COLUMNS['attempts'])} FROM attempts {where}"
+            " ORDER BY pairing, attempt",
+            arguments,
+        )
+        return [attempt for row in rows if (attempt := _attempt(row)) is not None]
+
+    def restore_attempts(self, attempts: Iterable[Attempt]) -> None:
+        """Write ``attempts`` back (those of a damaged store), keeping any noted already."""
+        with self._transaction("restore the attempts") as db:
+            db.executemany(
+                "INSERT INTO attempts (pairing, attempt, started_at, abandoned)"
+                " VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                ((a.index, a.number, a.started_at, a.abandoned) for a in attempts),
+            )
+
     # --- the PGN file -------------------------------------------------------------
 
     def sync_pgn(self, path: str | os.PathLike[str]) -> int:
@@ -535,6 +618,37 @@ def salvage(path: str | os.PathLike[str]) -> tuple[str | None, list[GameRecord]]
                     if game is not None:
                         rows.setdefault(game.index, game)
     return config, [rows[index] for index in sorted(rows)]
+
+
+def salvage_attempts(path: str | os.PathLike[str]) -> list[Attempt]:
+    """The attempts still readable in a damaged store (none from one of an older schema),
+    so that a store rebuilt from it never plays an attempt again under a used seed."""
+    try:
+        connection = _connect(Path(path), read_only=True)
+    except StoreError:
+        return []
+    found: dict[tuple[int, int], Attempt] = {}
+    with contextlib.closing(connection):
+        for order in ("ASC", "DESC"):
+            with contextlib.suppress(sqlite3.Error):
+                query = (
+                    f"SELECT {', '.join(_COLUMNS['attempts'])} FROM attempts"
+                    f" ORDER BY pairing {order}, attempt {order}"
+                )
+                for row in connection.execute(query):
+                    if (attempt := _attempt(row)) is not None:
+                        found.setdefault((attempt.index, attempt.number), attempt)
+    return [found[key] for key in sorted(found)]
+
+
+def _attempt(row: Sequence[object]) -> Attempt | None:
+    """The attempt of a database row, or ``None`` when a value has the wrong type."""
+    index, number, started, abandoned = row
+    if type(index) is not int or type(number) is not int or type(started) is not str:
+        return None
+    if abandoned is not None and type(abandoned) is not str:
+        return None
+    return Attempt(index, number, started, abandoned)
 
 
 def damaged_name(path: Path) -> Path:
@@ -644,9 +758,12 @@ def _migrate(connection: sqlite3.Connection, path: Path) -> None:
                 raise StoreError(f"{path} is an SQLite database but not a tournament's results")
             connection.execute(_CONFIG_TABLE)
             connection.execute(_GAMES_TABLE.format(name="games"))
+            connection.execute(_ATTEMPTS_TABLE)
             connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        elif version == 1:
-            _upgrade_from_1(connection, path)
+        elif version < SCHEMA_VERSION:
+            if version == 1:
+                _upgrade_from_1(connection, path)
+            _upgrade_from_2(connection, path)
     except BaseException:
         connection.execute("ROLLBACK")
         raise
@@ -663,7 +780,7 @@ def _upgrade_from_1(connection: sqlite3.Connection, path: Path) -> None:
     refuses, to be repaired by :mod:`tournaments.recovery` like any damaged row.
     """
     _check_integrity(connection, path)
-    _check_tables(connection, path, {**_COLUMNS, "games": _V1_GAME_COLUMNS})
+    _check_tables(connection, path, {"config": _COLUMNS["config"], "games": _V1_GAME_COLUMNS})
     connection.execute(_GAMES_TABLE.format(name="games_v2"))
     rows = connection.execute(f"SELECT {', '.join(_V1_GAME_COLUMNS)} FROM games")
     connection.executemany(
@@ -672,6 +789,15 @@ def _upgrade_from_1(connection: sqlite3.Connection, path: Path) -> None:
     )
     connection.execute("DROP TABLE games")
     connection.execute("ALTER TABLE games_v2 RENAME TO games")
+
+
+def _upgrade_from_2(connection: sqlite3.Connection, path: Path) -> None:
+    """Add the attempts table to a schema-2 store (none noted: its games in progress,
+    if any, were played with the seeds of first attempts), inside the caller's
+    transaction, after the same checks as :func:`_upgrade_from_1`'s."""
+    _check_integrity(connection, path)
+    _check_tables(connection, path, {"config": _COLUMNS["config"], "games": _COLUMNS["games"]})
+    connection.execute(_ATTEMPTS_TABLE)
     connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 

@@ -10,9 +10,10 @@ only has to save. Three pools play games:
 - :func:`process_pool` (``referee tournament``'s): ``concurrency`` worker
   processes, ``python -m tournaments.workers``, each running its games in a trio
   loop of its own, so the referee's work spreads over the machine's cores. A
-  worker that dies (``kill -9``, a crash) is replaced and its game played again
-  from the start; when the coordinator dies, each worker reads the end of its
-  input, stops its game and its bots, and exits.
+  worker that dies (``kill -9``, a crash) or falls silent is replaced, and its game
+  is lost (:class:`GameLost`): the coordinator plays it again as a new attempt, with a
+  fresh seed; when the coordinator dies, each worker reads the end of its input, stops
+  its game and its bots, and exits.
 - :func:`task_pool`: the games in the coordinator's own trio loop, with players
   made by the caller (``referee serve``'s remote bots live in its process).
 - :func:`tournaments.cluster.cluster_pool`: the games on a Dask cluster, each worker
@@ -21,6 +22,16 @@ only has to save. Three pools play games:
 
 Only the coordinator writes the tournament's files, so a game is recorded once,
 whichever worker played it and however many workers died trying.
+
+**What is played again, and what is not.** A game is played again only when the
+referee lost it: its worker process or Dask worker died or fell silent (:class:`GameLost`),
+or the run itself stopped or was killed before the game was recorded. Nothing a seat
+does in the game is one of those: a bot that crashes, hangs, floods or breaks the
+protocol loses the game (:func:`~referee.driver.drive`), and a failure in the referee's
+own code or resources stops the run rather than retrying. A sandboxed bot cannot reach
+the worker's process (its own PID namespace and user); an unsandboxed bot runs as the
+referee's user and can signal it (docs/security.md says so), but even then the game
+comes back as a new attempt with a fresh seed, recorded as such.
 """
 
 from __future__ import annotations
@@ -42,7 +53,7 @@ from typing import Protocol
 
 import trio
 
-from referee.errors import RefereeFault, describe_failure, own_failure
+from referee.errors import RefereeError, RefereeFault, describe_failure, own_failure
 from referee.match import BotPlayer, MatchConfig, play_game
 from referee.pgn import GameRecord, format_game
 from referee.preflight import preflight
@@ -56,6 +67,7 @@ from tournaments.store import timestamp
 __all__ = [
     "GameDone",
     "GameJob",
+    "GameLost",
     "MakePlayer",
     "Pool",
     "PoolFactory",
@@ -70,10 +82,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-WORKER_ATTEMPTS = 3
-"""How many worker processes may die playing one game before the run stops: a game that
-kills every worker it is given points at the referee, not at bad luck."""
-
 WORKER_EXIT_GRACE = 10.0
 """Seconds a worker process has to stop its bots and exit once told to, before it is killed."""
 
@@ -82,7 +90,7 @@ WORKER_HEARTBEAT = 2.0
 
 WORKER_SILENCE = 30.0
 """Seconds without a word from a worker process after which it is taken for dead (stopped,
-hung): it is killed and its game played again."""
+hung): it is killed and its game lost (:class:`GameLost`)."""
 
 WORKER_LOG = "worker.log"
 """The worker process's own stderr, beside its bots' logs (a crash's traceback lands here)."""
@@ -90,14 +98,33 @@ WORKER_LOG = "worker.log"
 
 @dataclass(frozen=True, slots=True)
 class GameJob:
-    """One game for a worker to play: pairing ``index`` (game number ``index + 1``),
-    its players in seat order, its round, its seed and its opening."""
+    """One attempt at a game for a worker to play: pairing ``index`` (game number
+    ``index + 1``), its players in seat order, its round, its seed (that of ``attempt``,
+    counted from 1: :meth:`~tournaments.config.TournamentConfig.game_seed`) and its
+    opening."""
 
     index: int
     players: tuple[str, ...]
     round: str
     seed: int
     opening: str | None = None
+    attempt: int = 1
+
+
+class GameLost(RefereeError):
+    """An attempt at a game was lost through no seat's doing: the worker process or Dask
+    worker playing it died, or fell silent and was killed. The coordinator notes it as
+    abandoned with ``cause`` (one line: ``worker process 2 was killed by SIGKILL``) and
+    plays the game again as its next attempt; ``hint`` (``" (see …/worker.log)"``) is
+    where to look when that keeps happening."""
+
+    def __init__(self, cause: str, hint: str = "") -> None:
+        super().__init__(cause, hint)
+        self.cause = cause
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.cause
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,9 +199,11 @@ class Pool(Protocol):
     async def play(self, slot: int, job: GameJob) -> GameDone:
         """Play ``job`` in ``slot`` (each slot plays one game at a time) and return it.
 
-        Returns exactly one result for the job: a worker that died mid-game has the
-        game played again. Raises :class:`~referee.errors.RefereeFault` when the
-        referee's own resources fail. When cancelled, the game is dropped.
+        Returns the game, or raises :class:`GameLost` when the worker playing it died
+        (the caller then plays the game again as a new attempt, a new job with a fresh
+        seed: a pool never plays one job twice, since its first moves were seen). Raises
+        :class:`~referee.errors.RefereeFault` when the referee's own resources fail.
+        When cancelled, the game is dropped.
         """
         ...
 
@@ -221,7 +250,7 @@ async def play_job(
             f"{describe_failure(fault)}; game {job.index + 1}, which it interrupted,"
             " was not recorded"
         ) from None
-    record = numbered(result.record, job.index)
+    record = numbered(result.record, job.index, job.attempt)
     text = format_game(record)
     ending = result.ending
     game = StoredGame(
@@ -321,13 +350,12 @@ class _TaskPool:
 
 
 @contextlib.asynccontextmanager
-async def process_pool(
-    work: Work, slots: int, *, warn: Warn = logger.warning
-) -> AsyncIterator[Pool]:
+async def process_pool(work: Work, slots: int) -> AsyncIterator[Pool]:
     """A pool of ``slots`` worker processes, each playing one game at a time on bots it
     keeps between games; every worker is stopped (and its bots with it) when it closes.
-    ``warn`` hears, in one line, of each worker that died (its game is played again)."""
-    pool = _ProcessPool(work, slots, warn)
+    A worker that dies playing a game is started again for the next one, and the game
+    raises :class:`GameLost`."""
+    pool = _ProcessPool(work, slots)
     try:
         yield pool
     finally:
@@ -338,13 +366,12 @@ async def process_pool(
 
 
 class _ProcessPool:
-    def __init__(self, work: Work, slots: int, warn: Warn) -> None:
+    def __init__(self, work: Work, slots: int) -> None:
         self.work = work
         self.slots = slots
         shares = cpu_shares(sorted(os.sched_getaffinity(0)), slots, work.seats)
         self.workers = [
-            _WorkerProcess(work, number, share, warn)
-            for number, share in enumerate(shares, start=1)
+            _WorkerProcess(work, number, share) for number, share in enumerate(shares, start=1)
         ]
 
     async def check(self, names: Sequence[str], start: str | None) -> None:
@@ -464,11 +491,10 @@ class _WorkerProcess:
     """One worker process of a :func:`process_pool`, started when first needed and
     started again when it dies."""
 
-    def __init__(self, work: Work, number: int, cpus: tuple[int, ...], warn: Warn) -> None:
+    def __init__(self, work: Work, number: int, cpus: tuple[int, ...]) -> None:
         self.work = work
         self.number = number
         self.cpus = cpus
-        self._warn = warn
         self._process: trio.Process | None = None
         self._frames: _Frames | None = None
         self._busy = False
@@ -480,40 +506,28 @@ class _WorkerProcess:
         return None if logs is None else logs / WORKER_LOG
 
     async def play(self, job: GameJob) -> GameDone:
-        deaths: list[str] = []
-        while True:
-            process, frames = self._process, self._frames
-            if process is None or frames is None:
-                process, frames = await self._start()
-            assert process.stdin is not None
-            self._busy = True
-            try:
-                await process.stdin.send_all(_frame(job))
-                reply = await _reply(frames)
-            except (trio.BrokenResourceError, trio.ClosedResourceError, _Cut):
-                reply = None
-            if reply is None or reply is _SILENT:
-                if reply is _SILENT:
-                    process.kill()
-                deaths.append(await self._buried(silent=reply is _SILENT))
-                again = "" if len(deaths) >= WORKER_ATTEMPTS else ": playing it again"
-                self._warn(
-                    f"worker process {self.number} {deaths[-1]} while playing game"
-                    f" {job.index + 1}{again}"
-                )
-                if len(deaths) >= WORKER_ATTEMPTS:
-                    where = f" (see {self.log_path})" if self.log_path is not None else ""
-                    raise RefereeFault(
-                        f"{WORKER_ATTEMPTS} worker processes died while playing game"
-                        f" {job.index + 1} ({'; '.join(deaths)}){where}; it was not recorded"
-                    )
-                continue
-            self._busy = False
-            if isinstance(reply, _Failure):
-                raise RefereeFault(reply.message)
-            if not isinstance(reply, GameDone) or reply.game.index != job.index:
-                raise RefereeFault(f"worker process {self.number} answered {reply!r:.80}")
-            return reply
+        process, frames = self._process, self._frames
+        if process is None or frames is None:
+            process, frames = await self._start()
+        assert process.stdin is not None
+        self._busy = True
+        try:
+            await process.stdin.send_all(_frame(job))
+            reply = await _reply(frames)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, _Cut):
+            reply = None
+        if reply is None or reply is _SILENT:
+            if reply is _SILENT:
+                process.kill()
+            how = await self._buried(silent=reply is _SILENT)
+            where = f" (see {self.log_path})" if self.log_path is not None else ""
+            raise GameLost(f"worker process {self.number} {how}", where)
+        self._busy = False
+        if isinstance(reply, _Failure):
+            raise RefereeFault(reply.message)
+        if not isinstance(reply, GameDone) or reply.game.index != job.index:
+            raise RefereeFault(f"worker process {self.number} answered {reply!r:.80}")
+        return reply
 
     async def _start(self) -> tuple[trio.Process, _Frames]:
         """Start the worker process and send it the work."""

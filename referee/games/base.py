@@ -58,18 +58,25 @@ class GameSettings:
     options: Mapping[str, Any] = field(default_factory=dict)
 
 
-def game_seed(seed: int | None, index: int) -> int:
-    """The seed of game ``index`` (from 0) of a match or tournament seeded with ``seed``.
+def game_seed(seed: int | None, index: int, attempt: int = 1) -> int:
+    """The seed of attempt ``attempt`` (from 1) at game ``index`` (from 0) of a match or
+    tournament seeded with ``seed``: the one home of that derivation.
 
-    The first 63 bits of the SHA-256 of ``"<seed>:<index>"``: unlike ``seed + index``,
-    two games never share a generator by accident (Python seeds ``Random(-5)`` and
-    ``Random(5)`` alike), and the value fits a signed 64-bit integer. Without a
-    ``seed``, a new secret one (63 random bits from the system) at every call: a seed
-    a bot could guess would tell it every card still to come.
+    The first 63 bits of the SHA-256 of ``"<seed>:<index>"`` for the first attempt, and of
+    ``"<seed>:<index>:<attempt>"`` for each later one (a game played again after a lost
+    worker or a restart): unlike ``seed + index``, two games, or two attempts at one game,
+    never share a generator by accident (Python seeds ``Random(-5)`` and ``Random(5)``
+    alike), a game played again never sees the deal of an attempt before it, and the value
+    fits a signed 64-bit integer. Without a ``seed``, a new secret one (63 random bits from
+    the system) at every call: a seed a bot could guess would tell it every card still to
+    come.
     """
+    if attempt < 1:
+        raise ValueError(f"attempts are counted from 1, not {attempt}")
     if seed is None:
         return secrets.randbits(63)
-    digest = hashlib.sha256(f"{seed}:{index}".encode()).digest()
+    text = f"{seed}:{index}" if attempt == 1 else f"{seed}:{index}:{attempt}"
+    digest = hashlib.sha256(text.encode()).digest()
     return int.from_bytes(digest[:8], "big") >> 1
 
 
