@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from referee import syscall_filter
 from referee.errors import RefereeError
 
 MODES = ("auto", "on", "off")
@@ -537,11 +538,13 @@ def _tree_size(folder: str) -> int:
 
 # --- the system-call filter ------------------------------------------------------------
 
-_CLONE_NEWUSER = 0x10000000
-
 _COMPAT_ARCHES = {"X86_64": ("X86", "X32"), "AARCH64": ("ARM",)}
 """The other ABIs a process of the machine may call the kernel through (by the names of
 :class:`pyseccomp.Arch`): the filter covers them too, or it could be sidestepped."""
+
+_UNKNOWN_CALL = -1
+"""What libseccomp's ``resolve_syscall`` says of a name it does not know (other negative
+numbers stand for calls that exist on another ABI of the filter, such as ``socketcall``)."""
 
 
 @functools.cache
@@ -550,15 +553,10 @@ def seccomp_program() -> bytes:
     loads (``--seccomp``) just before it starts the launch script; raises
     :class:`SandboxUnavailable` when it cannot be made here.
 
-    Every system call is allowed but these, for every process of the sandbox:
-
-    - ``sched_setaffinity`` fails with ``EPERM``: a bot cannot undo the CPU pinning of
-      ``--affinity`` (or a player's ``cpus``) for itself or its children;
-    - ``unshare`` and ``clone`` asking for a new user namespace fail with ``EPERM``, and
-      ``clone3``, whose flags a filter cannot read, with ``ENOSYS`` (C libraries then fall
-      back to ``clone``), as in the filters of Docker and systemd: in a user namespace of
-      its own a bot is root there, and could mount a tmpfs of any size and hold memory
-      outside every limit.
+    An allow list, following Docker's default profile (:mod:`referee.syscall_filter` says
+    which version, what it allows, what it denies and with which errno, and where it
+    differs). A name this libseccomp does not know is left out: that call gets the
+    default, ``ENOSYS``.
     """
     try:
         import pyseccomp as seccomp
@@ -573,23 +571,51 @@ def seccomp_program() -> bytes:
     try:
         native = seccomp.system_arch()
         names = {value: name for name, value in vars(seccomp.Arch).items() if name.isupper()}
-        rules = seccomp.SyscallFilter(seccomp.ALLOW)
+        rules = seccomp.SyscallFilter(seccomp.ERRNO(syscall_filter.DEFAULT_ERRNO))
         for arch in _COMPAT_ARCHES.get(names.get(native, ""), ()):
             rules.add_arch(getattr(seccomp.Arch, arch))
-        # clone takes its flags first, but second on s390; unshare first everywhere.
-        clone_flags = 1 if names.get(native) in ("S390", "S390X") else 0
-        for call, action, args in (
-            ("sched_setaffinity", errno.EPERM, ()),
-            ("unshare", errno.EPERM, (_has_new_user(seccomp, 0),)),
-            ("clone", errno.EPERM, (_has_new_user(seccomp, clone_flags),)),
-            ("clone3", errno.ENOSYS, ()),
-        ):
-            if seccomp.resolve_syscall(seccomp.Arch.NATIVE, call) < 0:
+        for call in ("clone", "clone3", "unshare", "socket", "personality"):
+            if seccomp.resolve_syscall(seccomp.Arch.NATIVE, call) == _UNKNOWN_CALL:
                 raise SandboxUnavailable(
                     f"libseccomp does not know the system call {call} (version 2.5 or later"
                     " is needed)"
                 )
-            rules.add_rule(seccomp.ERRNO(action), call, *args)
+
+        def add(fails: int | None, call: str, *args: Any) -> None:
+            """A rule: ``call`` (with ``args``) is allowed, or fails with ``fails``."""
+            if fails == syscall_filter.DEFAULT_ERRNO:
+                return  # libseccomp refuses a rule that says what the default says
+            if seccomp.resolve_syscall(seccomp.Arch.NATIVE, call) != _UNKNOWN_CALL:
+                rules.add_rule(
+                    seccomp.ALLOW if fails is None else seccomp.ERRNO(fails), call, *args
+                )
+
+        for calls in syscall_filter.ALLOWED.values():
+            for call in calls:
+                add(None, call)
+        for calls in syscall_filter.DENIED.values():
+            for call in calls:
+                add(syscall_filter.DENIED_ERRNO, call)
+        # clone takes its flags first, but second on s390.
+        flags = 1 if names.get(native) in ("S390", "S390X") else 0
+        every = sum(syscall_filter.CLONE_NAMESPACES.values())
+        add(None, "clone", seccomp.Arg(flags, seccomp.MASKED_EQ, every, 0))
+        for bit in syscall_filter.CLONE_NAMESPACES.values():
+            add(errno.EPERM, "clone", seccomp.Arg(flags, seccomp.MASKED_EQ, bit, bit))
+        add(syscall_filter.CLONE3_ERRNO, "clone3")
+        # socket: allowed for every address family but the denied ones (one comparison
+        # per rule: the gaps between them are single families).
+        previous = None
+        for family in sorted(syscall_filter.SOCKET_FAMILIES_DENIED.values()):
+            if previous is None:
+                add(None, "socket", seccomp.Arg(0, seccomp.LT, family))
+            for between in range(family if previous is None else previous + 1, family):
+                add(None, "socket", seccomp.Arg(0, seccomp.EQ, between))
+            add(errno.EPERM, "socket", seccomp.Arg(0, seccomp.EQ, family))
+            previous = family
+        add(None, "socket", seccomp.Arg(0, seccomp.GT, previous))
+        for persona in syscall_filter.PERSONALITIES_ALLOWED:
+            add(None, "personality", seccomp.Arg(0, seccomp.EQ, persona))
         with tempfile.TemporaryFile() as file:
             rules.export_bpf(file)
             file.seek(0)
@@ -598,11 +624,6 @@ def seccomp_program() -> bytes:
         raise SandboxUnavailable(
             f"libseccomp cannot make the system-call filter: {error}"
         ) from None
-
-
-def _has_new_user(seccomp: Any, argument: int) -> Any:
-    """The rule condition "argument number ``argument`` has ``CLONE_NEWUSER`` set"."""
-    return seccomp.Arg(argument, seccomp.MASKED_EQ, _CLONE_NEWUSER, _CLONE_NEWUSER)
 
 
 @contextlib.contextmanager
