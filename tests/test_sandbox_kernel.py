@@ -14,9 +14,11 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
+import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -227,3 +229,46 @@ def test_the_calls_with_rules_of_their_own_and_what_stays_allowed() -> None:
     # the same call is the kernel's to answer.
     unnamed = [("unnamed", "personality", [ADDR_NO_RANDOMIZE])]
     assert probe(unnamed, allow_everything()) == {"unnamed": "ok"}
+
+
+# --- what a sandbox leaves behind -------------------------------------------------------
+
+
+def player(name: str, mode: str, mark: str, folder: Path) -> str:
+    command = shlex.join([sys.executable, "-u", str(FAKEBOTS / "attack.py"), mode, mark])
+    return f"name={name} cmd={shlex.quote(command)} dir={folder}"
+
+
+@needs_sandbox
+def test_no_channel_between_sandboxes_at_once_or_in_later_runs(tmp_path: Path) -> None:
+    from test_sandbox import referee, victim
+
+    mark = uuid.uuid4().hex
+    folders = {name: tmp_path / name for name in ("leaver", "seeker", "later")}
+    for folder in folders.values():
+        folder.mkdir()
+    # The leaver leaves everything it can, and keeps it (a daemon child holds the socket
+    # on) while its opponent, a bot of another player, looks at its first turn.
+    for run in ("run-1", "run-2"):
+        (tmp_path / run).mkdir()
+    first = referee(
+        tmp_path / "run-1",
+        player("leaver", "leave", mark, folders["leaver"]),
+        player("seeker", "seek", mark, folders["seeker"]),
+    )
+    assert first.returncode == 0, first.stderr
+    assert first.left_alive == 0, first.stderr
+    [left] = first.reports("leaver")
+    # Everything but the key was made — and the leaver itself sees it all: the look works.
+    assert left["made"].pop("key") == "Operation not permitted"
+    assert set(left["made"].values()) == {"made"}, left["made"]
+    assert left["seen"].pop("key") is False
+    assert all(left["seen"].values()), left["seen"]
+    [during] = first.reports("seeker")
+    assert not any(during["seen"].values()), during["seen"]
+    # A later run: a bot of a third player finds nothing either.
+    later = referee(tmp_path / "run-2", player("later", "seek", mark, folders["later"]), victim())
+    assert later.returncode == 0 and later.left_alive == 0, later.stderr
+    [after] = later.reports("later")
+    assert not any(after["seen"].values()), after["seen"]
+    assert sorted(path.name for path in folders["leaver"].iterdir()) == []  # only its copy
