@@ -25,6 +25,7 @@ Processes are started by :mod:`referee.process`, and only there.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import dataclasses
 import errno
@@ -278,7 +279,10 @@ class Plan:
     referee's user. ``masks`` are host directories seen empty and ``private`` those
     replaced by a private tmpfs; ``exposed`` are paths inside either bound back read-only
     (a bot run from a folder in ``/tmp`` still sees it); ``hidden`` are the referee's
-    outputs (``(path, is_dir)``).
+    outputs (``(path, is_dir)``), each seen as an empty read-only directory or as
+    ``stand_in``, an empty read-only file; ``scrubbed`` are the paths of those (existing
+    or not) inside ``copy_from``, removed from the copy once made (the copy never holds
+    them, even one made after the plan was).
     ``stdin_fd``/``stdout_fd`` are the bot's pipe ends as the sandbox inherits them,
     ``status_fd`` where bwrap reports the sandbox's pid and the bot's exit code, and
     ``seccomp_fd`` where it reads the system-call filter (:func:`seccomp_fd`).
@@ -293,6 +297,8 @@ class Plan:
     masks: tuple[str, ...] = ()
     exposed: tuple[str, ...] = ()
     hidden: tuple[tuple[str, bool], ...] = ()
+    stand_in: str = "/dev/null"
+    scrubbed: tuple[str, ...] = ()
     private: tuple[str, ...] = PRIVATE
     copy_from: str | None = None
     copy_size: int | None = None
@@ -333,7 +339,7 @@ def bwrap_command(plan: Plan, tools: Tools) -> list[str]:
         if plan.copy_from is not None and _inside(path, plan.copy_from):
             # Hidden from the copy's source, so the copy never holds it.
             path = COPY_SOURCE + path[len(plan.copy_from) :]
-        args += _hide(path, is_dir)
+        args += _hide(path, is_dir, plan.stand_in)
     args += ["--chdir", plan.cwd]
     args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     if not plan.network:
@@ -360,6 +366,8 @@ def _launch_script(plan: Plan, tools: Tools) -> str:
         lines.append(
             f"{shlex.quote(tools.cp or 'cp')} -R --preserve=mode,timestamps,links {COPY_SOURCE}/. ."
         )
+        for path in plan.scrubbed:
+            lines.append(f"rm -rf -- {shlex.quote('./' + os.path.relpath(path, plan.cwd))}")
         if plan.uid is not None:
             lines.append(f"{shlex.quote(tools.chown or 'chown')} -R {plan.uid}:{plan.uid} .")
     limits = plan.limits
@@ -385,10 +393,22 @@ def _launch_script(plan: Plan, tools: Tools) -> str:
     return "\n".join(lines)
 
 
-def _hide(path: str, is_dir: bool) -> list[str]:
+def _hide(path: str, is_dir: bool, stand_in: str) -> list[str]:
     if is_dir:
         return ["--perms", "0555", "--size", "4096", "--tmpfs", path, "--remount-ro", path]
-    return ["--ro-bind", "/dev/null", path]
+    # An empty regular file, not /dev/null: cp copies it where it refuses a device.
+    return ["--ro-bind", stand_in, path]
+
+
+@functools.cache
+def stand_in_file() -> str:
+    """An empty read-only file of this process's own, bound over each hidden file (in a
+    private directory, removed when this process exits)."""
+    folder = tempfile.mkdtemp(prefix="referee-hidden-")
+    path = os.path.join(folder, "empty")
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o444))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return path
 
 
 def _parents(path: str, masks: tuple[str, ...], made: set[str]) -> list[str]:
@@ -437,14 +457,12 @@ def make_plan(
     if not copy:
         wanted.append(cwd)
     exposed = _exposures(wanted, (*masks, *private))
-    hidden = tuple(
-        (str(path), path.is_dir())
-        for path in dict.fromkeys(hide)
-        if path.exists() and not _inside(cwd, str(path))
-    )
+    hiding = [str(path) for path in dict.fromkeys(hide) if not _inside(cwd, str(path))]
+    hidden = tuple((path, os.path.isdir(path)) for path in hiding if os.path.exists(path))
+    scrubbed = tuple(path for path in hiding if copy and _inside(path, cwd))
     copy_size = None
     if copy:
-        size = _tree_size(cwd)
+        size = _tree_size(cwd, skip=frozenset(scrubbed))
         copy_size = None if limits.file_size is None else size + limits.file_size
     stdin_fd, stdout_fd, status_fd, seccomp = fds
     return Plan(
@@ -457,6 +475,8 @@ def make_plan(
         masks=masks,
         exposed=exposed,
         hidden=hidden,
+        stand_in=stand_in_file() if hidden else "/dev/null",
+        scrubbed=scrubbed,
         private=private,
         copy_from=cwd if copy else None,
         copy_size=copy_size,
@@ -503,8 +523,9 @@ def _exposures(wanted: Iterable[str], masks: tuple[str, ...]) -> tuple[str, ...]
     return tuple(kept)
 
 
-def _tree_size(folder: str) -> int:
-    """Bytes a copy of ``folder`` takes in a tmpfs (file sizes, plus a page per entry).
+def _tree_size(folder: str, skip: frozenset[str] = frozenset()) -> int:
+    """Bytes a copy of ``folder`` takes in a tmpfs (file sizes, plus a page per entry),
+    not counting what lies in the paths ``skip`` (hidden: never copied).
 
     Walked with a stack of its own, not by recursion, so no nesting can exhaust the
     referee's; raises :class:`SandboxError` naming the cause when a folder in it cannot be
@@ -523,6 +544,8 @@ def _tree_size(folder: str) -> int:
                             f"its dir {folder!r} holds more than {MAX_DIR_ENTRIES} files"
                             " and folders"
                         )
+                    if entry.path in skip:
+                        continue
                     info = entry.stat(follow_symlinks=False)
                     total += 4096 + (info.st_size if stat.S_ISREG(info.st_mode) else 0)
                     if stat.S_ISDIR(info.st_mode):

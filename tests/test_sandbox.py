@@ -749,6 +749,34 @@ def test_the_tournament_command_hides_its_own_file(visible: Path, tmp_path: Path
 
 
 @needs_sandbox
+def test_a_dir_that_holds_the_tournament_file_and_the_output_works(visible: Path) -> None:
+    # dir = "." beside the tournament file, and the output directory inside it: the bot
+    # starts (cp once refused the stand-in of the hidden file) and its copy holds neither.
+    (visible / "kept.txt").write_text("kept\n")
+    config = visible / "contest.toml"
+    targets = [str(visible / "public.txt"), "kept.txt", "contest.toml", "out", "out/games.pgn"]
+    players = [attacker("read", *targets, keys="dir=."), victim()]
+    config.write_text(
+        f"players = {json.dumps(players)}\n"
+        'output = "out"\ngames = 2\ntc = "60+1"\nsandbox = "on"\n[options]\nturn_limit = 4\n'
+    )
+    command = [sys.executable, "-m", "referee.cli", "tournament", str(config), "--quiet"]
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=GUARD, cwd=REPO, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    logs = sorted((visible / "out").glob("logs/run-*/worker-*/attacker-*.stderr.log"))
+    assert len(logs) == 2  # the second game's copy was made with the PGN and store there
+    for log in logs:
+        [line] = [line for line in log.read_text().splitlines() if line.startswith("attack: ")]
+        report = json.loads(line.removeprefix("attack: "))
+        seen(report, visible)
+        assert report["kept.txt"] == len("kept\n")
+        for hidden in ("contest.toml", "out", "out/games.pgn"):
+            assert report[hidden] == "No such file or directory"
+
+
+@needs_sandbox
 def test_the_environment_is_only_the_fixed_list_and_the_declared(tmp_path: Path) -> None:
     env = {
         "PATH": os.environ["PATH"],
