@@ -456,6 +456,28 @@ def make_plan(
     wanted = list(_needed_paths(argv, cwd, network))
     if not copy:
         wanted.append(cwd)
+    roots = (*masks, *private)
+    closed: list[str] = []
+    for path, folder, bits in _program_files(argv, cwd):
+        if copy and _inside(path, cwd):
+            continue  # in the copy, which is the bot's own
+        if uid is not None and not os.stat(path).st_mode & bits:
+            what, letter = ("executable", "x") if bits == 0o001 else ("readable", "r")
+            raise SandboxError(
+                f"in the sandbox, {path} is not {what} by the bot's user (mode"
+                f" {stat.S_IMODE(os.stat(path).st_mode):o}): chmod o+{letter} it, or give the"
+                " player a dir that holds it"
+            )
+        shut = _shut_ancestor(path, roots) if uid is not None else None
+        if shut is None and folder not in (*roots, "/"):
+            wanted.append(folder)
+            continue
+        # Only the file is bound back: its folder is a whole private or masked one, or
+        # one the seat's user cannot enter (a mask, bound back file by file, can be).
+        wanted.append(path)
+        if shut is not None and not any(_inside(shut, root) for root in roots):
+            closed.append(shut)
+    masks = tuple(dict.fromkeys((*masks, *closed)))
     exposed = _exposures(wanted, (*masks, *private))
     hiding = [str(path) for path in dict.fromkeys(hide) if not _inside(cwd, str(path))]
     hidden = tuple((path, os.path.isdir(path)) for path in hiding if os.path.exists(path))
@@ -499,16 +521,76 @@ def _masks() -> tuple[str, ...]:
 
 
 def _needed_paths(argv: tuple[str, ...], cwd: str, network: bool) -> Iterator[str]:
-    """Paths the bot's command needs to see, wherever they are."""
+    """Folders the bot's command needs to see, wherever they are, besides its program's
+    and its scripts' (:func:`_program_files`)."""
     program = os.path.join(cwd, argv[0])
-    for path in dict.fromkeys((program, os.path.realpath(program))):
-        folder = os.path.dirname(path)
-        yield os.path.dirname(folder) if os.path.basename(folder) in ("bin", "sbin") else folder
     if os.path.realpath(program) == os.path.realpath(sys.executable):
         yield from (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)
         yield from (entry for entry in sys.path if entry and os.path.isdir(entry))
+        yield from _editable_sources()
     if network:
         yield os.path.realpath("/etc/resolv.conf")
+
+
+def _program_files(argv: tuple[str, ...], cwd: str) -> Iterator[tuple[str, str, int]]:
+    """``(file, folder to bind, permission bit others need)`` for the bot's program (its
+    installation: the folder above a ``bin/``) and for each argument naming a file that
+    exists (a script: ``python /tmp/a/bot.py``), as given and with links resolved."""
+    program = os.path.join(cwd, argv[0])
+    for path in dict.fromkeys((program, os.path.realpath(program))):
+        folder = os.path.dirname(path)
+        if os.path.basename(folder) in ("bin", "sbin"):
+            folder = os.path.dirname(folder)
+        yield path, folder, 0o001
+    for argument in argv[1:]:
+        given = os.path.join(cwd, argument)
+        if not argument.startswith("-") and os.path.isfile(given):
+            for path in dict.fromkeys((os.path.abspath(given), os.path.realpath(given))):
+                yield path, os.path.dirname(path), 0o004
+
+
+def _shut_ancestor(path: str, roots: tuple[str, ...]) -> str | None:
+    """The first folder above ``path`` that others may not enter (no ``o+x``), leaving out
+    those inside ``roots`` (masks and private folders, where the sandbox remakes the
+    folders above what it binds back open) but ``path``'s own."""
+    current = "/"
+    folder = os.path.dirname(path)
+    for part in Path(folder).parts[1:]:
+        current = os.path.join(current, part)
+        if current != folder and any(_inside(current, root) for root in roots):
+            continue
+        try:
+            if not os.stat(current).st_mode & 0o001:
+                return current
+        except OSError:
+            return None
+    return None
+
+
+@functools.cache
+def _editable_sources() -> tuple[str, ...]:
+    """The source folders of the packages installed in editable mode in this Python
+    (``pip install -e``; PEP 610's ``direct_url.json``): their import hooks point there,
+    outside ``sys.path``."""
+    import importlib.metadata
+    import json
+    from urllib.parse import unquote, urlsplit
+
+    found: list[str] = []
+    for distribution in importlib.metadata.distributions():
+        try:
+            text = distribution.read_text("direct_url.json")
+            described = json.loads(text) if text else {}
+        except (OSError, ValueError):
+            continue
+        if not isinstance(described, dict) or not isinstance(described.get("dir_info"), dict):
+            continue
+        url = described.get("url")
+        if described["dir_info"].get("editable") and isinstance(url, str):
+            parts = urlsplit(url)
+            if parts.scheme == "file" and os.path.isdir(unquote(parts.path)):
+                found.append(os.path.realpath(unquote(parts.path)))
+    return tuple(dict.fromkeys(found))
 
 
 def _exposures(wanted: Iterable[str], masks: tuple[str, ...]) -> tuple[str, ...]:
