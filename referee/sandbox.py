@@ -534,8 +534,8 @@ def _needed_paths(argv: tuple[str, ...], cwd: str, network: bool) -> Iterator[st
 
 def _program_files(argv: tuple[str, ...], cwd: str) -> Iterator[tuple[str, str, int]]:
     """``(file, folder to bind, permission bit others need)`` for the bot's program (its
-    installation: the folder above a ``bin/``) and for each argument naming a file that
-    exists (a script: ``python /tmp/a/bot.py``), as given and with links resolved."""
+    installation: the folder above a ``bin/``) and for its first argument naming a file
+    that exists (a script: ``python /tmp/a/bot.py``), as given and with links resolved."""
     program = os.path.join(cwd, argv[0])
     for path in dict.fromkeys((program, os.path.realpath(program))):
         folder = os.path.dirname(path)
@@ -547,6 +547,7 @@ def _program_files(argv: tuple[str, ...], cwd: str) -> Iterator[tuple[str, str, 
         if not argument.startswith("-") and os.path.isfile(given):
             for path in dict.fromkeys((os.path.abspath(given), os.path.realpath(given))):
                 yield path, os.path.dirname(path), 0o004
+            break  # the script; what a later argument names is the bot's own business
 
 
 def _shut_ancestor(path: str, roots: tuple[str, ...]) -> str | None:
