@@ -24,8 +24,9 @@ from referee.match import BotPlayer, MatchConfig
 from referee.session import GameSession
 from referee.untrusted import clip, printable
 
-MAX_REASON = 200
-"""The most characters said about one player's failure."""
+MAX_REASON = 400
+"""The most characters said about one player's failure (room for a path and what to do
+about it; what a bot wrote is cut shorter where it is quoted)."""
 
 MakePlayer = Callable[[str, trio.Nursery], BotPlayer]
 """Makes the :class:`BotPlayer` of the named player, its process to run in the nursery."""

@@ -25,6 +25,7 @@ Processes are started by :mod:`referee.process`, and only there.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import dataclasses
 import errno
@@ -45,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from referee import syscall_filter
 from referee.errors import RefereeError
 
 MODES = ("auto", "on", "off")
@@ -277,7 +279,10 @@ class Plan:
     referee's user. ``masks`` are host directories seen empty and ``private`` those
     replaced by a private tmpfs; ``exposed`` are paths inside either bound back read-only
     (a bot run from a folder in ``/tmp`` still sees it); ``hidden`` are the referee's
-    outputs (``(path, is_dir)``).
+    outputs (``(path, is_dir)``), each seen as an empty read-only directory or as
+    ``stand_in``, an empty read-only file; ``scrubbed`` are the paths of those (existing
+    or not) inside ``copy_from``, removed from the copy once made (the copy never holds
+    them, even one made after the plan was).
     ``stdin_fd``/``stdout_fd`` are the bot's pipe ends as the sandbox inherits them,
     ``status_fd`` where bwrap reports the sandbox's pid and the bot's exit code, and
     ``seccomp_fd`` where it reads the system-call filter (:func:`seccomp_fd`).
@@ -292,6 +297,8 @@ class Plan:
     masks: tuple[str, ...] = ()
     exposed: tuple[str, ...] = ()
     hidden: tuple[tuple[str, bool], ...] = ()
+    stand_in: str = "/dev/null"
+    scrubbed: tuple[str, ...] = ()
     private: tuple[str, ...] = PRIVATE
     copy_from: str | None = None
     copy_size: int | None = None
@@ -332,7 +339,7 @@ def bwrap_command(plan: Plan, tools: Tools) -> list[str]:
         if plan.copy_from is not None and _inside(path, plan.copy_from):
             # Hidden from the copy's source, so the copy never holds it.
             path = COPY_SOURCE + path[len(plan.copy_from) :]
-        args += _hide(path, is_dir)
+        args += _hide(path, is_dir, plan.stand_in)
     args += ["--chdir", plan.cwd]
     args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     if not plan.network:
@@ -359,6 +366,8 @@ def _launch_script(plan: Plan, tools: Tools) -> str:
         lines.append(
             f"{shlex.quote(tools.cp or 'cp')} -R --preserve=mode,timestamps,links {COPY_SOURCE}/. ."
         )
+        for path in plan.scrubbed:
+            lines.append(f"rm -rf -- {shlex.quote('./' + os.path.relpath(path, plan.cwd))}")
         if plan.uid is not None:
             lines.append(f"{shlex.quote(tools.chown or 'chown')} -R {plan.uid}:{plan.uid} .")
     limits = plan.limits
@@ -384,10 +393,22 @@ def _launch_script(plan: Plan, tools: Tools) -> str:
     return "\n".join(lines)
 
 
-def _hide(path: str, is_dir: bool) -> list[str]:
+def _hide(path: str, is_dir: bool, stand_in: str) -> list[str]:
     if is_dir:
         return ["--perms", "0555", "--size", "4096", "--tmpfs", path, "--remount-ro", path]
-    return ["--ro-bind", "/dev/null", path]
+    # An empty regular file, not /dev/null: cp copies it where it refuses a device.
+    return ["--ro-bind", stand_in, path]
+
+
+@functools.cache
+def stand_in_file() -> str:
+    """An empty read-only file of this process's own, bound over each hidden file (in a
+    private directory, removed when this process exits)."""
+    folder = tempfile.mkdtemp(prefix="referee-hidden-")
+    path = os.path.join(folder, "empty")
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o444))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return path
 
 
 def _parents(path: str, masks: tuple[str, ...], made: set[str]) -> list[str]:
@@ -435,15 +456,35 @@ def make_plan(
     wanted = list(_needed_paths(argv, cwd, network))
     if not copy:
         wanted.append(cwd)
+    roots = (*masks, *private)
+    closed: list[str] = []
+    for path, folder, bits in _program_files(argv, cwd):
+        if copy and _inside(path, cwd):
+            continue  # in the copy, which is the bot's own
+        if uid is not None and not os.stat(path).st_mode & bits:
+            what, letter = ("executable", "x") if bits == 0o001 else ("readable", "r")
+            raise SandboxError(
+                f"in the sandbox, {path} is not {what} by the bot's user (mode"
+                f" {stat.S_IMODE(os.stat(path).st_mode):o}): chmod o+{letter} it, or give the"
+                " player a dir that holds it"
+            )
+        shut = _shut_ancestor(path, roots) if uid is not None else None
+        if shut is None and folder not in (*roots, "/"):
+            wanted.append(folder)
+            continue
+        # Only the file is bound back: its folder is a whole private or masked one, or
+        # one the seat's user cannot enter (a mask, bound back file by file, can be).
+        wanted.append(path)
+        if shut is not None and not any(_inside(shut, root) for root in roots):
+            closed.append(shut)
+    masks = tuple(dict.fromkeys((*masks, *closed)))
     exposed = _exposures(wanted, (*masks, *private))
-    hidden = tuple(
-        (str(path), path.is_dir())
-        for path in dict.fromkeys(hide)
-        if path.exists() and not _inside(cwd, str(path))
-    )
+    hiding = [str(path) for path in dict.fromkeys(hide) if not _inside(cwd, str(path))]
+    hidden = tuple((path, os.path.isdir(path)) for path in hiding if os.path.exists(path))
+    scrubbed = tuple(path for path in hiding if copy and _inside(path, cwd))
     copy_size = None
     if copy:
-        size = _tree_size(cwd)
+        size = _tree_size(cwd, skip=frozenset(scrubbed))
         copy_size = None if limits.file_size is None else size + limits.file_size
     stdin_fd, stdout_fd, status_fd, seccomp = fds
     return Plan(
@@ -456,6 +497,8 @@ def make_plan(
         masks=masks,
         exposed=exposed,
         hidden=hidden,
+        stand_in=stand_in_file() if hidden else "/dev/null",
+        scrubbed=scrubbed,
         private=private,
         copy_from=cwd if copy else None,
         copy_size=copy_size,
@@ -478,16 +521,77 @@ def _masks() -> tuple[str, ...]:
 
 
 def _needed_paths(argv: tuple[str, ...], cwd: str, network: bool) -> Iterator[str]:
-    """Paths the bot's command needs to see, wherever they are."""
+    """Folders the bot's command needs to see, wherever they are, besides its program's
+    and its scripts' (:func:`_program_files`)."""
     program = os.path.join(cwd, argv[0])
-    for path in dict.fromkeys((program, os.path.realpath(program))):
-        folder = os.path.dirname(path)
-        yield os.path.dirname(folder) if os.path.basename(folder) in ("bin", "sbin") else folder
     if os.path.realpath(program) == os.path.realpath(sys.executable):
         yield from (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)
         yield from (entry for entry in sys.path if entry and os.path.isdir(entry))
+        yield from _editable_sources()
     if network:
         yield os.path.realpath("/etc/resolv.conf")
+
+
+def _program_files(argv: tuple[str, ...], cwd: str) -> Iterator[tuple[str, str, int]]:
+    """``(file, folder to bind, permission bit others need)`` for the bot's program (its
+    installation: the folder above a ``bin/``) and for its first argument naming a file
+    that exists (a script: ``python /tmp/a/bot.py``), as given and with links resolved."""
+    program = os.path.join(cwd, argv[0])
+    for path in dict.fromkeys((program, os.path.realpath(program))):
+        folder = os.path.dirname(path)
+        if os.path.basename(folder) in ("bin", "sbin"):
+            folder = os.path.dirname(folder)
+        yield path, folder, 0o001
+    for argument in argv[1:]:
+        given = os.path.join(cwd, argument)
+        if not argument.startswith("-") and os.path.isfile(given):
+            for path in dict.fromkeys((os.path.abspath(given), os.path.realpath(given))):
+                yield path, os.path.dirname(path), 0o004
+            break  # the script; what a later argument names is the bot's own business
+
+
+def _shut_ancestor(path: str, roots: tuple[str, ...]) -> str | None:
+    """The first folder above ``path`` that others may not enter (no ``o+x``), leaving out
+    those inside ``roots`` (masks and private folders, where the sandbox remakes the
+    folders above what it binds back open) but ``path``'s own."""
+    current = "/"
+    folder = os.path.dirname(path)
+    for part in Path(folder).parts[1:]:
+        current = os.path.join(current, part)
+        if current != folder and any(_inside(current, root) for root in roots):
+            continue
+        try:
+            if not os.stat(current).st_mode & 0o001:
+                return current
+        except OSError:
+            return None
+    return None
+
+
+@functools.cache
+def _editable_sources() -> tuple[str, ...]:
+    """The source folders of the packages installed in editable mode in this Python
+    (``pip install -e``; PEP 610's ``direct_url.json``): their import hooks point there,
+    outside ``sys.path``."""
+    import importlib.metadata
+    import json
+    from urllib.parse import unquote, urlsplit
+
+    found: list[str] = []
+    for distribution in importlib.metadata.distributions():
+        try:
+            text = distribution.read_text("direct_url.json")
+            described = json.loads(text) if text else {}
+        except (OSError, ValueError):
+            continue
+        if not isinstance(described, dict) or not isinstance(described.get("dir_info"), dict):
+            continue
+        url = described.get("url")
+        if described["dir_info"].get("editable") and isinstance(url, str):
+            parts = urlsplit(url)
+            if parts.scheme == "file" and os.path.isdir(unquote(parts.path)):
+                found.append(os.path.realpath(unquote(parts.path)))
+    return tuple(dict.fromkeys(found))
 
 
 def _exposures(wanted: Iterable[str], masks: tuple[str, ...]) -> tuple[str, ...]:
@@ -502,8 +606,9 @@ def _exposures(wanted: Iterable[str], masks: tuple[str, ...]) -> tuple[str, ...]
     return tuple(kept)
 
 
-def _tree_size(folder: str) -> int:
-    """Bytes a copy of ``folder`` takes in a tmpfs (file sizes, plus a page per entry).
+def _tree_size(folder: str, skip: frozenset[str] = frozenset()) -> int:
+    """Bytes a copy of ``folder`` takes in a tmpfs (file sizes, plus a page per entry),
+    not counting what lies in the paths ``skip`` (hidden: never copied).
 
     Walked with a stack of its own, not by recursion, so no nesting can exhaust the
     referee's; raises :class:`SandboxError` naming the cause when a folder in it cannot be
@@ -522,6 +627,8 @@ def _tree_size(folder: str) -> int:
                             f"its dir {folder!r} holds more than {MAX_DIR_ENTRIES} files"
                             " and folders"
                         )
+                    if entry.path in skip:
+                        continue
                     info = entry.stat(follow_symlinks=False)
                     total += 4096 + (info.st_size if stat.S_ISREG(info.st_mode) else 0)
                     if stat.S_ISDIR(info.st_mode):
@@ -537,11 +644,13 @@ def _tree_size(folder: str) -> int:
 
 # --- the system-call filter ------------------------------------------------------------
 
-_CLONE_NEWUSER = 0x10000000
-
 _COMPAT_ARCHES = {"X86_64": ("X86", "X32"), "AARCH64": ("ARM",)}
 """The other ABIs a process of the machine may call the kernel through (by the names of
 :class:`pyseccomp.Arch`): the filter covers them too, or it could be sidestepped."""
+
+_UNKNOWN_CALL = -1
+"""What libseccomp's ``resolve_syscall`` says of a name it does not know (other negative
+numbers stand for calls that exist on another ABI of the filter, such as ``socketcall``)."""
 
 
 @functools.cache
@@ -550,15 +659,10 @@ def seccomp_program() -> bytes:
     loads (``--seccomp``) just before it starts the launch script; raises
     :class:`SandboxUnavailable` when it cannot be made here.
 
-    Every system call is allowed but these, for every process of the sandbox:
-
-    - ``sched_setaffinity`` fails with ``EPERM``: a bot cannot undo the CPU pinning of
-      ``--affinity`` (or a player's ``cpus``) for itself or its children;
-    - ``unshare`` and ``clone`` asking for a new user namespace fail with ``EPERM``, and
-      ``clone3``, whose flags a filter cannot read, with ``ENOSYS`` (C libraries then fall
-      back to ``clone``), as in the filters of Docker and systemd: in a user namespace of
-      its own a bot is root there, and could mount a tmpfs of any size and hold memory
-      outside every limit.
+    An allow list, following Docker's default profile (:mod:`referee.syscall_filter` says
+    which version, what it allows, what it denies and with which errno, and where it
+    differs). A name this libseccomp does not know is left out: that call gets the
+    default, ``ENOSYS``.
     """
     try:
         import pyseccomp as seccomp
@@ -573,23 +677,51 @@ def seccomp_program() -> bytes:
     try:
         native = seccomp.system_arch()
         names = {value: name for name, value in vars(seccomp.Arch).items() if name.isupper()}
-        rules = seccomp.SyscallFilter(seccomp.ALLOW)
+        rules = seccomp.SyscallFilter(seccomp.ERRNO(syscall_filter.DEFAULT_ERRNO))
         for arch in _COMPAT_ARCHES.get(names.get(native, ""), ()):
             rules.add_arch(getattr(seccomp.Arch, arch))
-        # clone takes its flags first, but second on s390; unshare first everywhere.
-        clone_flags = 1 if names.get(native) in ("S390", "S390X") else 0
-        for call, action, args in (
-            ("sched_setaffinity", errno.EPERM, ()),
-            ("unshare", errno.EPERM, (_has_new_user(seccomp, 0),)),
-            ("clone", errno.EPERM, (_has_new_user(seccomp, clone_flags),)),
-            ("clone3", errno.ENOSYS, ()),
-        ):
-            if seccomp.resolve_syscall(seccomp.Arch.NATIVE, call) < 0:
+        for call in ("clone", "clone3", "unshare", "socket", "personality"):
+            if seccomp.resolve_syscall(seccomp.Arch.NATIVE, call) == _UNKNOWN_CALL:
                 raise SandboxUnavailable(
                     f"libseccomp does not know the system call {call} (version 2.5 or later"
                     " is needed)"
                 )
-            rules.add_rule(seccomp.ERRNO(action), call, *args)
+
+        def add(fails: int | None, call: str, *args: Any) -> None:
+            """A rule: ``call`` (with ``args``) is allowed, or fails with ``fails``."""
+            if fails == syscall_filter.DEFAULT_ERRNO:
+                return  # libseccomp refuses a rule that says what the default says
+            if seccomp.resolve_syscall(seccomp.Arch.NATIVE, call) != _UNKNOWN_CALL:
+                rules.add_rule(
+                    seccomp.ALLOW if fails is None else seccomp.ERRNO(fails), call, *args
+                )
+
+        for calls in syscall_filter.ALLOWED.values():
+            for call in calls:
+                add(None, call)
+        for calls in syscall_filter.DENIED.values():
+            for call in calls:
+                add(syscall_filter.DENIED_ERRNO, call)
+        # clone takes its flags first, but second on s390.
+        flags = 1 if names.get(native) in ("S390", "S390X") else 0
+        every = sum(syscall_filter.CLONE_NAMESPACES.values())
+        add(None, "clone", seccomp.Arg(flags, seccomp.MASKED_EQ, every, 0))
+        for bit in syscall_filter.CLONE_NAMESPACES.values():
+            add(errno.EPERM, "clone", seccomp.Arg(flags, seccomp.MASKED_EQ, bit, bit))
+        add(syscall_filter.CLONE3_ERRNO, "clone3")
+        # socket: allowed for every address family but the denied ones (one comparison
+        # per rule: the gaps between them are single families).
+        previous = None
+        for family in sorted(syscall_filter.SOCKET_FAMILIES_DENIED.values()):
+            if previous is None:
+                add(None, "socket", seccomp.Arg(0, seccomp.LT, family))
+            for between in range(family if previous is None else previous + 1, family):
+                add(None, "socket", seccomp.Arg(0, seccomp.EQ, between))
+            add(errno.EPERM, "socket", seccomp.Arg(0, seccomp.EQ, family))
+            previous = family
+        add(None, "socket", seccomp.Arg(0, seccomp.GT, previous))
+        for persona in syscall_filter.PERSONALITIES_ALLOWED:
+            add(None, "personality", seccomp.Arg(0, seccomp.EQ, persona))
         with tempfile.TemporaryFile() as file:
             rules.export_bpf(file)
             file.seek(0)
@@ -598,11 +730,6 @@ def seccomp_program() -> bytes:
         raise SandboxUnavailable(
             f"libseccomp cannot make the system-call filter: {error}"
         ) from None
-
-
-def _has_new_user(seccomp: Any, argument: int) -> Any:
-    """The rule condition "argument number ``argument`` has ``CLONE_NEWUSER`` set"."""
-    return seccomp.Arg(argument, seccomp.MASKED_EQ, _CLONE_NEWUSER, _CLONE_NEWUSER)
 
 
 @contextlib.contextmanager

@@ -427,6 +427,36 @@ def test_a_plan_hides_every_path_but_those_holding_the_bots_own_dir(tmp_path: Pa
     assert made.copy_from == str(own)
 
 
+def test_what_a_dir_holds_of_the_hidden_is_left_out_of_its_copy(tmp_path: Path) -> None:
+    own = tmp_path / "own"
+    (own / "out").mkdir(parents=True)
+    (own / "out" / "big.log").write_bytes(b"x" * 100_000)
+    (own / "contest.toml").write_text("players = []\n")
+    later = own / "games.pgn"  # not there yet: it may be by the time the copy is made
+    made = sandbox.make_plan(
+        ("/usr/bin/python3", "bot.py"),
+        cwd=str(own),
+        copy=True,
+        env={},
+        limits=Limits(file_size=1 << 20),
+        network=False,
+        hide=[own / "contest.toml", own / "out", later],
+        uid=None,
+        fds=(3, 4, 5, 6),
+    )
+    assert made.scrubbed == (str(own / "contest.toml"), str(own / "out"), str(later))
+    assert made.copy_size == 4096 + (1 << 20)  # the hidden are not measured
+    args = bwrap_command(made, TOOLS)
+    # The hidden file is an empty regular file in the copy's source (cp refuses a device).
+    binds = after(args, "--ro-bind")
+    assert [made.stand_in, COPY_SOURCE + "/contest.toml"] in binds
+    assert os.path.isfile(made.stand_in) and os.path.getsize(made.stand_in) == 0
+    script = args[args.index("-c") + 1]
+    for name in ("contest.toml", "out", "games.pgn"):
+        assert f"rm -rf -- ./{name}" in script
+    assert script.index("cp ") < script.index("rm -rf")
+
+
 # --- whole processes -------------------------------------------------------------------
 
 
@@ -746,6 +776,34 @@ def test_the_tournament_command_hides_its_own_file(visible: Path, tmp_path: Path
     report = json.loads(line.removeprefix("attack: "))
     seen(report, visible)
     assert report[str(config)] in (0, "Permission denied")  # a stand-in
+
+
+@needs_sandbox
+def test_a_dir_that_holds_the_tournament_file_and_the_output_works(visible: Path) -> None:
+    # dir = "." beside the tournament file, and the output directory inside it: the bot
+    # starts (cp once refused the stand-in of the hidden file) and its copy holds neither.
+    (visible / "kept.txt").write_text("kept\n")
+    config = visible / "contest.toml"
+    targets = [str(visible / "public.txt"), "kept.txt", "contest.toml", "out", "out/games.pgn"]
+    players = [attacker("read", *targets, keys="dir=."), victim()]
+    config.write_text(
+        f"players = {json.dumps(players)}\n"
+        'output = "out"\ngames = 2\ntc = "60+1"\nsandbox = "on"\n[options]\nturn_limit = 4\n'
+    )
+    command = [sys.executable, "-m", "referee.cli", "tournament", str(config), "--quiet"]
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=GUARD, cwd=REPO, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    logs = sorted((visible / "out").glob("logs/run-*/worker-*/attacker-*.stderr.log"))
+    assert len(logs) == 2  # the second game's copy was made with the PGN and store there
+    for log in logs:
+        [line] = [line for line in log.read_text().splitlines() if line.startswith("attack: ")]
+        report = json.loads(line.removeprefix("attack: "))
+        seen(report, visible)
+        assert report["kept.txt"] == len("kept\n")
+        for hidden in ("contest.toml", "out", "out/games.pgn"):
+            assert report[hidden] == "No such file or directory"
 
 
 @needs_sandbox

@@ -82,7 +82,9 @@ refused with a pointer to ``[options]``.
 Relative paths written in the file (``openings``, ``output``, a player's
 ``dir``) are relative to the file's folder; paths given as overrides are
 relative to the current directory. Bot commands run in the current directory
-unless a ``dir`` is given.
+unless a ``dir`` is given. A ``dir`` may hold this file, the openings and the output
+directory (``dir = "."`` beside the file, as above): sandboxed, the bot's private copy
+of it leaves them out (docs/security.md).
 
 Everything is checked before anything is run or saved (:class:`ConfigError`, one
 line): files must be UTF-8; numbers whole or finite and in range; the player names

@@ -28,13 +28,21 @@ the record came out unharmed. Modes (ARG in brackets):
 - ``network [PORT]``: connects to 127.0.0.1:PORT and sends a line;
 - ``write [PATH...]``: tries to create each PATH (relative paths in its directory) and
   reports the outcome;
-- ``read [PATH...]``: tries to read each PATH.
+- ``read [PATH...]``: tries to read each PATH;
+- ``leave [MARK]``: leaves what another bot could find in the kernel or the file system,
+  named after MARK — a kernel key, System V shared memory, a message queue and a
+  semaphore set, a POSIX message queue, an abstract unix socket (held by a double-forked
+  child in a session of its own, and by itself while it plays), files in ``/tmp``,
+  ``/var/tmp``, ``/dev/shm``, its directory and ``HOME`` — and reports how each attempt
+  ended and what of it it then sees itself (the check ``seek`` makes);
+- ``seek [MARK]``: looks for what ``leave`` leaves, and reports what it finds.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import platform
 import signal
 import socket
 import sys
@@ -296,6 +304,105 @@ def read(*paths: str) -> Report:
     return outcome
 
 
+KEY_SPEC_USER_KEYRING = -4
+IPC_CREAT = 0o1000
+
+
+def traces(mark: str) -> dict[str, Any]:
+    """The names ``leave`` and ``seek`` use for MARK."""
+    home = os.environ.get("HOME", "/tmp")
+    return {
+        "ipc_key": int(mark[:7], 16),
+        "mqueue": f"/referee-{mark[:16]}".encode(),
+        "abstract": f"\0referee-{mark}",
+        "files": [f"/tmp/{mark}", f"/var/tmp/{mark}", f"/dev/shm/{mark}", mark, f"{home}/.{mark}"],
+    }
+
+
+def leave(mark: str) -> Report:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    names = traces(mark)
+    key = names["ipc_key"]
+
+    def outcome(result: int) -> str:
+        return "made" if result >= 0 else os.strerror(ctypes.get_errno())
+
+    made: Report = {}
+    payload = mark.encode()
+    add_key = {"x86_64": 248, "aarch64": 217}[platform.machine()]  # libc has no wrapper
+    made["key"] = outcome(
+        libc.syscall(
+            add_key,
+            b"user",
+            f"referee-{mark}".encode(),
+            payload,
+            len(payload),
+            KEY_SPEC_USER_KEYRING,
+        )
+    )
+    made["shm"] = outcome(libc.shmget(key, 4096, IPC_CREAT | 0o666))
+    made["msg"] = outcome(libc.msgget(key, IPC_CREAT | 0o666))
+    made["sem"] = outcome(libc.semget(key, 1, IPC_CREAT | 0o666))
+    made["mqueue"] = outcome(libc.mq_open(names["mqueue"], os.O_CREAT | os.O_RDWR, 0o666, None))
+    for path in names["files"]:
+        try:
+            with open(path, "w") as file:
+                file.write(mark)
+            made[path] = "made"
+        except OSError as error:
+            made[path] = error.strerror
+    holder = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    holder.bind(names["abstract"])
+    holder.listen(8)
+    made["abstract"] = "made"
+    global HELD
+    HELD = holder  # kept open while this bot plays
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            # Holds the socket on, in a session of its own, after its parent is gone.
+            time.sleep(SLEEP_SECONDS)
+        os._exit(0)
+    return {"made": made, "seen": look(mark)}
+
+
+HELD: socket.socket | None = None
+
+
+def look(mark: str) -> Report:
+    """What of ``leave``'s traces for MARK this process finds."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    names = traces(mark)
+    key = names["ipc_key"]
+    found: Report = {}
+    try:
+        with open("/proc/keys") as keys:
+            found["key"] = mark in keys.read()
+    except OSError:
+        found["key"] = False
+    found["shm"] = libc.shmget(key, 0, 0) >= 0
+    found["msg"] = libc.msgget(key, 0) >= 0
+    found["sem"] = libc.semget(key, 0, 0) >= 0
+    found["mqueue"] = libc.mq_open(names["mqueue"], os.O_RDONLY, 0, None) >= 0
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        try:
+            probe.connect(names["abstract"])
+            found["abstract"] = True
+        except OSError:
+            found["abstract"] = False
+    for path in names["files"]:
+        found[path] = os.path.exists(path)
+    return found
+
+
+def seek(mark: str) -> Report:
+    return {"seen": look(mark)}
+
+
 ATTACKS: dict[str, Callable[..., Report]] = {
     "kill_opponent": kill_opponent,
     "stop_opponent": stop_opponent,
@@ -312,6 +419,8 @@ ATTACKS: dict[str, Callable[..., Report]] = {
     "network": network,
     "write": write,
     "read": read,
+    "leave": leave,
+    "seek": seek,
 }
 
 
