@@ -355,7 +355,12 @@ async def test_no_client_can_take_the_server_down(
     secure = f'certificate = "{cert}"\nkey = "{key}"' if use_tls else ""
     with tempfile.TemporaryDirectory() as folder:
         path = tournament_file(
-            Path(folder), remote=("alice", "bob", "mallory"), server=secure, startup=1, wait=5
+            Path(folder),
+            remote=("alice", "bob", "mallory"),
+            head="games = 1",
+            server=secure,
+            startup=1,
+            wait=5,
         )
         path.write_text(path.read_text().replace('tc = "5+0.1"', 'tc = "1+0.05"'))
         config = load_config(path)

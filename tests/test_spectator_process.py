@@ -98,7 +98,9 @@ def state_of(pid: int) -> str:
 
 async def test_games_go_on_while_the_spectators_process_is_stopped(tmp_path: Path) -> None:
     players = ("alice", "bob", "carol")  # a round robin of 3 games
-    config = load_config(write_tournament(tmp_path, remote=players, head="concurrency = 2"))
+    config = load_config(
+        write_tournament(tmp_path, remote=players, head="concurrency = 2\ngames = 1")
+    )
     tokens = issue_tokens(config)
     where: list[Listening] = []
     stopped: list[int] = []

@@ -842,6 +842,7 @@ def held_verdant_tournament(tmp_path: Path) -> tuple[Path, Path]:
         'tc = "30+1"',
         'sandbox = "off"',
         "concurrency = 1",
+        "games = 1",
         'output = "out"',
         'event = "Attempts"',
     ]
@@ -938,7 +939,7 @@ async def test_a_bot_fault_is_that_bots_loss_never_a_new_attempt(tmp_path):
 
 
 async def test_a_game_lost_again_and_again_stops_the_run_each_attempt_noted(tmp_path):
-    cfg = config(tmp_path, "pass", "pass", concurrency=1, seed=5)
+    cfg = config(tmp_path, "pass", "pass", concurrency=1, seed=5, games=1)
     seeds: list[int] = []
 
     class Dying:
