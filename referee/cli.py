@@ -78,6 +78,7 @@ from referee.untrusted import for_terminal, printable
 
 if TYPE_CHECKING:
     from tournaments.config import TournamentConfig
+    from tournaments.ratings import Method
     from tournaments.sprt import SprtReport
 
 INTERRUPTED = 128 + signal.SIGINT
@@ -1164,14 +1165,28 @@ def serve(config_file: Path, issue: tuple[str, ...], quiet: bool) -> None:
 @click.option(
     "--anchor-elo", type=float, default=0.0, show_default=True, help="The anchor's rating."
 )
+@click.option(
+    "--method",
+    type=click.Choice(["plackett-luce", "pairwise"]),
+    default="plackett-luce",
+    show_default=True,
+    help="How games of more than two seats are rated: their whole rankings"
+    " (Plackett–Luce), or their two-player results weighted 1/(seats-1).",
+)
 def ratings(
-    pgn_file: Path, as_json: bool, as_csv: bool, anchor: str | None, anchor_elo: float
+    pgn_file: Path,
+    as_json: bool,
+    as_csv: bool,
+    anchor: str | None,
+    anchor_elo: float,
+    method: Method,
 ) -> None:
-    """Rate the players of any PGN file by maximum likelihood (Bradley–Terry).
+    """Rate the players of any PGN file by maximum likelihood (Bradley–Terry, and
+    Plackett–Luce for tables of more than two seats).
 
     Elo with 95% error bars, likelihood of superiority over the next player, W/D/L,
-    score and a crosstable; the figures can be checked against Ordo
-    (ordo -a 0 -z 200.240940 solves the same equations).
+    score, OpenSkill's μ and σ, and a crosstable; two-seat figures can be checked
+    against Ordo (ordo -a 0 -z 200.240940 solves the same equations).
     """
     from rich.console import Console
     from rich.markup import escape
@@ -1181,7 +1196,7 @@ def ratings(
 
     if as_json and as_csv:
         raise click.UsageError("--json and --csv exclude each other")
-    rated = ratings_for_pgn(pgn_file, anchor=anchor, anchor_elo=anchor_elo)
+    rated = ratings_for_pgn(pgn_file, anchor=anchor, anchor_elo=anchor_elo, method=method)
     for warning in rated.warnings:
         click.echo(printable(f"Warning: {warning}"), err=True)
     if as_json:

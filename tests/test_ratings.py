@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import math
@@ -15,6 +16,7 @@ from rich.console import Console
 
 from referee.errors import RefereeError
 from tournaments.ratings import (
+    METHODS,
     Encounter,
     RatingError,
     RatingTable,
@@ -315,7 +317,7 @@ def test_a_three_seat_game_is_its_three_pairwise_results_at_half_weight() -> Non
     games_ = [three_seat("abc", (1, 2, 2), (50, 30, 30))] * 4 + [
         three_seat("bca", (1, 1, 3), (40, 40, 20))
     ] * 2
-    table = rate(games_)
+    table = rate(games_, method="pairwise")
     # By hand: p(a beats b) = 2/3 at the maximum, so a - b = 400·log10(2); b = c, mean 0.
     difference = 400 * math.log10(2)
     assert table.player("a").elo == pytest.approx(2 * difference / 3, abs=1e-6)
@@ -347,7 +349,7 @@ def test_a_three_seat_game_is_its_three_pairwise_results_at_half_weight() -> Non
 
 def test_three_four_seat_games_weigh_as_one_game_between_each_two_players() -> None:
     order = three_seat("wxyz", (1, 2, 3, 4), (9, 7, 5, 3))
-    table = rate([order] * 3)
+    table = rate([order] * 3, method="pairwise")
     pairwise = rate([(a, b, 1) for a, b in combinations("wxyz", 2)])
     assert [(r.name, r.elo, r.error) for r in table.players] == [
         (r.name, pytest.approx(r.elo), pytest.approx(r.error)) for r in pairwise.players
@@ -379,14 +381,22 @@ def test_games_of_any_seats_give_finite_ratings_whatever_their_order(drawn, rng)
         TableResult(players, ranking(points), tuple(map(float, points)))
         for players, points in drawn
     ]
-    table = rate(games_)
-    for row in table.players:
-        assert math.isfinite(row.elo) and math.isfinite(row.error) and row.error > 0
-    assert sum(row.elo for row in table.players) == pytest.approx(0, abs=1e-6)
-    assert sum(row.games for row in table.players) == sum(len(g.players) for g in games_)
     shuffled = list(games_)
     rng.shuffle(shuffled)
-    assert rate(shuffled) == table  # exactly: the order of the games does not matter
+    for method in METHODS:
+        table = rate(games_, method=method)
+        for row in table.players:
+            assert math.isfinite(row.elo) and math.isfinite(row.error) and row.error > 0
+        assert sum(row.elo for row in table.players) == pytest.approx(0, abs=1e-6)
+        assert sum(row.games for row in table.players) == sum(len(g.players) for g in games_)
+        # exactly: the order of the games does not matter to the fit (OpenSkill's does)
+        assert fitted(rate(shuffled, method=method)) == fitted(table)
+
+
+def fitted(table: RatingTable) -> RatingTable:
+    """The table without its OpenSkill ratings, which depend on the order of the games."""
+    rows = tuple(dataclasses.replace(row, mu=None, sigma=None) for row in table.players)
+    return dataclasses.replace(table, players=rows)
 
 
 def test_solo_games_have_no_elo_and_rank_by_mean_score() -> None:
@@ -423,19 +433,32 @@ def test_games_whose_seats_do_not_fit_are_refused(game: TableResult, message: st
 
 
 def test_reports_of_tables_show_mean_score_and_place() -> None:
-    table = rate(
-        [three_seat("abc", (1, 2, 3), (47, 38, 30)), three_seat("cab", (2, 1, 3), (20, 41, 19))]
-    )
+    table_games = [
+        three_seat("abc", (1, 2, 3), (47, 38, 30)),
+        three_seat("cab", (2, 1, 3), (20, 41, 19)),
+    ]
+    table = rate(table_games)
     text = rendered(rating_table(table))
-    assert "Mean score" in text and "Mean place" in text and "weighted 1/(seats-1)" in text
+    assert "Mean score" in text and "Mean place" in text and "Plackett-Luce fit" in text
+    assert "μ-3σ" in text
     b = next(line for line in text.splitlines() if " b " in line)
     assert " 28.50 " in b and " 2.50 " in b and " 25.0 " in b
+    row_b = table.player("b")
+    assert f" {row_b.mu:.1f} " in b and f" {row_b.ordinal:.1f}" in b
+    pairwise = rendered(rating_table(rate(table_games, method="pairwise")))
+    assert "split into" in pairwise and "Plackett" not in pairwise
     document = json.loads(to_json(table))
-    assert document["kind"] == "tables"
+    assert (document["kind"], document["method"]) == ("tables", "plackett-luce")
+    assert document["openskill"]["model"] == "PlackettLuce"
+    assert document["openskill"]["tau"] == pytest.approx(25 / 300)
+    first = table.players[0]
+    assert document["players"][0]["mu"] == round(first.mu, 3)
+    assert document["players"][0]["ordinal"] == round(first.mu - 3 * first.sigma, 3)
     assert document["players"][0]["mean_score"] == 44.0
     assert document["players"][0]["mean_place"] == 1.0
     rows = list(csv.DictReader(io.StringIO(to_csv(table))))
     assert rows[0]["mean_score"] == "44.0" and rows[0]["games"] == "2"
+    assert float(rows[0]["sigma"]) == round(first.sigma, 3)
     grid = rendered(crosstable(table))
     assert "2/2" in next(line for line in grid.splitlines() if " a " in line)
 

@@ -1,45 +1,48 @@
 """Ratings from game results: Elo by maximum likelihood, error bars, LOS, crosstable.
 
-The model is Bradley–Terry on the logistic Elo scale, as in Ordo and BayesElo:
-a player rated ``d`` points above the opponent is expected to score
-``1 / (1 + 10 ** (-d / 400))``, and a game's score (1, ½ or 0) counts as that
-many wins out of one game, so a draw is half a win and half a loss. All games
-are rated at once by maximising the likelihood (Newton's method with a
-backtracking line search, to a step below 1e-9 Elo); colours are not modelled.
-Ratings average 0, or are shifted so that an anchor player has a given rating.
-They depend on which games were played, never on their order.
+Two-seat games are rated as in Ordo and BayesElo, by the Bradley–Terry model on the
+logistic Elo scale: a player rated ``d`` points above the opponent is expected to score
+``1 / (1 + 10 ** (-d / 400))``, and a game's score (1, ½ or 0) counts as that many wins
+out of one game, so a draw is half a win and half a loss. All games are rated at once by
+maximising the likelihood (:mod:`tournaments.plackett_luce`: Newton's method, to a step
+below 1e-9 Elo); colours are not modelled. Ratings average 0, or are shifted so that an
+anchor player has a given rating. They depend on which games were played, never on
+their order.
 
-Games of more than two seats
-    A game of ``N`` seats counts as the ``N·(N-1)/2`` two-player results between
-    its seats, by places: a seat placed better (a lower place) than another beat
-    it, two seats with the same place drew. Each of these results has the weight
-    ``1/(N-1)`` in the likelihood (its win, draw or loss counts as ``1/(N-1)`` of a
-    game), so a player's ``N - 1`` results at one table weigh as much as one
-    two-player game: a table is one game's worth of evidence for each of its
-    players, whatever its size. Two-seat games have the weight 1, so their
-    ratings are exactly those of the two-player model. Only places enter the
-    ratings, not points. This is the pairwise decomposition of multiplayer Elo
-    fitted by maximum likelihood; since the results of one table come from one
-    ranking they are not independent, so the likelihood is a composite one and
-    its error bars are an approximation (the weight keeps a 5-seat game from
-    counting as four games of evidence per player).
+Games of more than two seats (``method``, :data:`Method`)
+    ``"plackett-luce"`` (the default): a table's whole ranking is one observation of the
+    Plackett–Luce model, in which a player of strength ``s`` (``s = elo / 173.7``) wins a
+    table with probability proportional to ``exp(s)``, the second place goes likewise to
+    one of the others, and so on; ties count as the orders that break them, each equally
+    (:meth:`~tournaments.plackett_luce.Choices.add_ranking`). Its two-seat case is the
+    model above, draws included, so two-seat games are rated the same by both methods.
+    On this scale a player ``d`` Elo above another finishes ahead of it, at a table of
+    any size, with probability ``1 / (1 + 10 ** (-d / 400))``.
 
-    Solo games (one seat) have no opponent and are not rated: a table of solo
-    games has no Elo and ranks players by mean score.
+    ``"pairwise"``: a game of ``N`` seats counts as the ``N·(N-1)/2`` two-player results
+    between its seats, by places (a better place wins, equal places draw), each of
+    weight ``1/(N-1)``, so that a player's results at one table weigh as much as one
+    two-player game. Since the results of one table come from one ranking they are not
+    independent: this is a composite likelihood, and its error bars an approximation.
+
+    Only places enter the ratings, not points. Solo games (one seat) have no opponent
+    and are not rated: a table of solo games has no Elo and ranks players by mean score.
 
 Beside the ratings
     Each player's ``games`` (games played, any seat count), ``mean_score`` (in the
     game's own unit: Ivy 1, ½ or 0, Verdant points; over the games whose scores
     are known) and ``mean_place`` (1 is best). ``wins``, ``draws`` and ``losses``
-    count the two-player results above, unweighted (for two-seat games, the
-    games themselves), and the crosstable holds them per opponent.
+    count the two-player results by places, unweighted (for two-seat games, the
+    games themselves), and the crosstable holds them per opponent. ``mu`` and
+    ``sigma`` are the OpenSkill ratings (:mod:`tournaments.openskill_ratings`),
+    updated game by game in the order the games are given.
 
 Perfect and zero scores
     The maximum-likelihood ratings are finite exactly when the players cannot
-    be split into two groups with one group scoring nothing (not even a draw)
-    against the other — a player with all wins or all losses, or two groups
+    be split into two groups with one group never placed ahead of (nor level with)
+    anybody of the other — a player with all wins or all losses, or two groups
     that never met, break this. Then, and only then, every player gets one
-    virtual draw against a virtual opponent rated at the pool average (the
+    virtual two-seat draw against a virtual opponent rated at the pool average (the
     ratings' mean). That keeps every rating finite and a perfect score first,
     and leaves tables where the plain estimate exists untouched;
     :attr:`RatingTable.virtual_draws` says whether it was used.
@@ -57,31 +60,27 @@ Error bars
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-import numpy
-
 from referee.errors import RefereeError
 from referee.tally import Tally
-
-ELO_PER_UNIT = 400 / math.log(10)
-"""Elo points per unit of the logistic's natural argument (about 173.7)."""
+from tournaments.openskill_ratings import OpenSkillRatings, OpenSkillSettings
+from tournaments.plackett_luce import ELO_PER_UNIT, Choices, TieTooLarge
 
 Z95 = 1.959963984540054
 """The two-sided 95% quantile of the standard normal distribution."""
 
-STEP_TOLERANCE = 1e-9 / ELO_PER_UNIT
-"""Newton stops when no rating moves more than this (1e-9 Elo), in natural units."""
-
-MAX_NEWTON_STEPS = 200
-"""A bound on Newton steps; the fit needs a handful for ordinary tables."""
-
 Kind = Literal["two-seat", "tables", "solo"]
 """What a rating table rates: two-seat games scored 1, ½ or 0 (as chess is), games at tables
 (of any other kind: more seats, or scores in points), or solo games only (no Elo)."""
+
+Method = Literal["plackett-luce", "pairwise"]
+"""How games of more than two seats are rated (module docstring); two-seat games are rated
+the same by both."""
+
+METHODS: tuple[Method, ...] = ("plackett-luce", "pairwise")
 
 
 class RatingError(RefereeError, ValueError):
@@ -178,7 +177,8 @@ class PlayerRating:
     without Elo). ``games`` counts the games played; ``wins``, ``draws`` and
     ``losses`` the two-player results (the games themselves for two seats);
     ``points`` adds the scores of the ``scored`` games whose scores are known,
-    ``place_total`` the places of all games.
+    ``place_total`` the places of all games. ``mu`` and ``sigma`` are the player's
+    OpenSkill rating (``None`` without Elo).
     """
 
     rank: int
@@ -193,6 +193,15 @@ class PlayerRating:
     points: float = 0.0
     scored: int = 0
     place_total: int = 0
+    mu: float | None = None
+    sigma: float | None = None
+
+    @property
+    def ordinal(self) -> float | None:
+        """OpenSkill's ordinal ``mu - 3·sigma`` (``None`` without Elo)."""
+        if self.mu is None or self.sigma is None:
+            return None
+        return self.mu - 3 * self.sigma
 
     @property
     def results(self) -> int:
@@ -229,7 +238,9 @@ class RatingTable:
     whose rating was fixed, if any; ``virtual_draws`` says whether the
     perfect-score prior of the module docstring was needed; ``kind`` what was
     rated (:data:`Kind`: reports show mean score and mean place unless it is
-    ``"two-seat"``, and no Elo for ``"solo"``).
+    ``"two-seat"``, and no Elo for ``"solo"``); ``method`` how games of more than two
+    seats were rated (:data:`Method`); ``openskill`` the settings of the OpenSkill
+    ratings (``None`` without Elo).
     """
 
     players: tuple[PlayerRating, ...]
@@ -237,6 +248,8 @@ class RatingTable:
     anchor: str | None = None
     virtual_draws: bool = False
     kind: Kind = "two-seat"
+    method: Method = "plackett-luce"
+    openskill: OpenSkillSettings | None = None
 
     @property
     def rated(self) -> bool:
@@ -268,16 +281,14 @@ class _Totals:
 @dataclass(slots=True)
 class _Tally:
     """The results added up: players (in order of appearance), the crosstable, the
-    two-player results the model fits, and each player's totals.
+    choices the fit rates (:class:`~tournaments.plackett_luce.Choices`, by ``method``),
+    the OpenSkill ratings, and each player's totals."""
 
-    ``met`` counts, for two players ``a < b`` (by name), their results by the seats
-    of the game and ``a``'s score: whole numbers, so the weighted sums made from them
-    (:meth:`weighted`), and so the ratings, do not depend on the order of the games.
-    """
-
+    method: Method
     names: list[str] = field(default_factory=list)
     crosstable: dict[tuple[str, str], Encounter] = field(default_factory=dict)
-    met: dict[tuple[str, str], Counter[tuple[int, float]]] = field(default_factory=dict)
+    choices: Choices = field(default_factory=Choices)
+    skill: OpenSkillRatings = field(default_factory=OpenSkillRatings)
     totals: dict[str, _Totals] = field(default_factory=dict)
     games: int = 0
     pairwise: bool = False
@@ -314,18 +325,14 @@ class _Tally:
                 encounter = self.crosstable.get((first, second), Encounter()).plus(score)
                 self.crosstable[first, second] = encounter
                 self.crosstable[second, first] = encounter.reversed()
-                if second < first:
-                    first, second, score = second, first, 1 - score
-                self.met.setdefault((first, second), Counter())[seats, score] += 1
-
-    def weighted(self, first: str, second: str) -> tuple[float, float]:
-        """The weighted games of ``first`` and ``second`` (``first < second``) and
-        ``first``'s weighted points, added in a fixed order."""
-        games = points = 0.0
-        for (seats, score), count in sorted(self.met[first, second].items()):
-            games += count / (seats - 1)
-            points += count * score / (seats - 1)
-        return games, points
+        if self.method == "pairwise":
+            self.choices.add_pairwise(game.players, game.places)
+        else:
+            try:
+                self.choices.add_ranking(game.players, game.places)
+            except TieTooLarge as error:
+                raise RatingError(f"{error}: rate these games with the pairwise method") from None
+        self.skill.add(game.players, game.places)
 
     def kind(self) -> Kind:
         """What these results are, when nobody said (see :data:`Kind`)."""
@@ -364,6 +371,7 @@ def rate(
     anchor: str | None = None,
     anchor_elo: float = 0.0,
     kind: Kind | None = None,
+    method: Method = "plackett-luce",
 ) -> RatingTable:
     """Rate every player from finished games (see the module docstring).
 
@@ -374,8 +382,12 @@ def rate(
     (default: from the games, ``"two-seat"`` when there are none) says what is
     rated: with ``"solo"`` there are no ratings, and rows are ordered by mean
     score, then name. Otherwise rows are ordered by rating, then points, then name.
+    ``method`` says how games of more than two seats are rated (:data:`Method`); the
+    OpenSkill ratings take the games in the order given.
     """
-    tally = _Tally()
+    if method not in METHODS:
+        raise RatingError(f"unknown rating method {method!r} (not one of {', '.join(METHODS)})")
+    tally = _Tally(method)
     for name in players:
         tally.add_player(name)
     for result in results:
@@ -389,24 +401,24 @@ def rate(
             raise RatingError("solo games have no ratings to anchor")
         return _unrated(tally)
     if not names:
-        return RatingTable((), tally.crosstable, kind=kind)
+        return RatingTable((), tally.crosstable, kind=kind, method=method)
     # The fit numbers players by name, and so does not depend on the order of the games.
     names = sorted(names)
     index = {name: number for number, name in enumerate(names)}
-    pairs = [_Pair(index[a], index[b], *tally.weighted(a, b)) for a, b in sorted(tally.met)]
-    model = _Model(len(names), pairs, virtual_draws=not _estimate_exists(len(names), pairs))
+    virtual_draws = not _estimate_exists(names, tally.crosstable)
+    model = tally.choices.model(index, virtual_draws=virtual_draws)
     strength = model.fit()
     covariance = model.covariance(strength)
 
     reference = index[anchor] if anchor is not None else None
     shift = anchor_elo - ELO_PER_UNIT * strength[reference] if reference is not None else 0.0
-    elo = [ELO_PER_UNIT * value + shift for value in strength]
+    elo = [float(ELO_PER_UNIT * value + shift) for value in strength]
 
     def variance(i: int, j: int | None) -> float:
         """Variance (natural units²) of ``strength[i] - strength[j]`` (``j=None``: of ``i``)."""
         if j is None:
-            return covariance[i][i]
-        return covariance[i][i] + covariance[j][j] - 2 * covariance[i][j]
+            return float(covariance[i, i])
+        return float(covariance[i, i] + covariance[j, j] - 2 * covariance[i, j])
 
     results_of = _encounters(tally)
     order = sorted(
@@ -427,12 +439,15 @@ def rate(
                     None
                     if following is None
                     else _probability_positive(
-                        strength[i] - strength[following], variance(i, following)
+                        float(strength[i] - strength[following]), variance(i, following)
                     )
                 ),
+                skill=True,
             )
         )
-    return RatingTable(tuple(rows), tally.crosstable, anchor, model.virtual_draws, kind)
+    return RatingTable(
+        tuple(rows), tally.crosstable, anchor, virtual_draws, kind, method, tally.skill.settings
+    )
 
 
 def _encounters(tally: _Tally) -> dict[str, Encounter]:
@@ -452,9 +467,14 @@ def _row(
     elo: float | None,
     error: float | None,
     los_next: float | None,
+    skill: bool = False,
 ) -> PlayerRating:
-    """The table row of ``name``."""
+    """The table row of ``name`` (with its OpenSkill rating when ``skill``)."""
     totals = tally.totals[name]
+    mu = sigma = None
+    if skill:
+        rating = tally.skill.skill(name)
+        mu, sigma = rating.mu, rating.sigma
     return PlayerRating(
         rank=rank,
         name=name,
@@ -468,6 +488,8 @@ def _row(
         points=totals.points,
         scored=totals.scored,
         place_total=totals.place_total,
+        mu=mu,
+        sigma=sigma,
     )
 
 
@@ -485,7 +507,7 @@ def _unrated(tally: _Tally) -> RatingTable:
         _row(rank, name, tally, results_of[name], elo=None, error=None, los_next=None)
         for rank, name in enumerate(sorted(tally.names, key=best_first), start=1)
     )
-    return RatingTable(rows, tally.crosstable, kind="solo")
+    return RatingTable(rows, tally.crosstable, kind="solo", method=tally.method)
 
 
 def _probability_positive(mean: float, variance: float) -> float:
@@ -495,169 +517,39 @@ def _probability_positive(mean: float, variance: float) -> float:
     return 0.5 * (1 + math.erf(mean / math.sqrt(2 * variance)))
 
 
-# --- the maximum-likelihood fit ------------------------------------------------
+# --- when the plain estimate exists ---------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _Pair:
-    """Two players that met (``first < second``): their games and ``first``'s points,
-    both weighted (module docstring)."""
+def _estimate_exists(names: Sequence[str], crosstable: Mapping[tuple[str, str], Encounter]) -> bool:
+    """Whether the plain maximum-likelihood ratings are finite (Zermelo's condition, which
+    Hunter (2004) extends to Plackett–Luce).
 
-    first: int
-    second: int
-    games: float
-    score: float
-
-
-def _estimate_exists(size: int, pairs: list[_Pair]) -> bool:
-    """Whether the plain maximum-likelihood ratings are finite (Zermelo's condition).
-
-    They are when the graph "scored at least a draw against" reaches every
-    player from every player, i.e. it is strongly connected.
+    They are when the graph "placed ahead of or level with, at least once" reaches
+    every player from every player, i.e. it is strongly connected. (Under
+    Plackett–Luce a tie counts as the orders that break it, so it joins both ways, as
+    a draw does.)
     """
-    forward: list[list[int]] = [[] for _ in range(size)]
-    backward: list[list[int]] = [[] for _ in range(size)]
-    for pair in pairs:
-        if pair.score > 0:
-            forward[pair.first].append(pair.second)
-            backward[pair.second].append(pair.first)
-        if pair.score < pair.games:
-            forward[pair.second].append(pair.first)
-            backward[pair.first].append(pair.second)
+    if len(names) <= 1:
+        return True
+    forward: dict[str, list[str]] = {name: [] for name in names}
+    backward: dict[str, list[str]] = {name: [] for name in names}
+    for (player, opponent), encounter in crosstable.items():
+        if encounter.wins or encounter.draws:
+            forward[player].append(opponent)
+            backward[opponent].append(player)
 
-    def reaches_all(edges: list[list[int]]) -> bool:
-        """Whether every player is reachable from player 0 along ``edges``."""
-        seen = {0}
-        stack = [0]
+    def reaches_all(edges: dict[str, list[str]]) -> bool:
+        """Whether every player is reachable from the first along ``edges``."""
+        seen = {names[0]}
+        stack = [names[0]]
         while stack:
             for successor in edges[stack.pop()]:
                 if successor not in seen:
                     seen.add(successor)
                     stack.append(successor)
-        return len(seen) == size
+        return len(seen) == len(names)
 
-    return size <= 1 or (reaches_all(forward) and reaches_all(backward))
-
-
-def _log_sigmoid(x: float) -> float:
-    """``log(1 / (1 + exp(-x)))`` without overflow."""
-    return -(max(-x, 0.0) + math.log1p(math.exp(-abs(x))))
-
-
-def _sigmoid(x: float) -> float:
-    """``1 / (1 + exp(-x))`` without overflow."""
-    if x >= 0:
-        return 1 / (1 + math.exp(-x))
-    z = math.exp(x)
-    return z / (1 + z)
-
-
-@dataclass(frozen=True, slots=True)
-class _Model:
-    """The log-likelihood of strengths (ratings in natural units) given the results.
-
-    With ``virtual_draws`` each player also drew one game against a virtual
-    opponent of strength 0, which is the pool average because the fit keeps
-    strengths summing to 0.
-    """
-
-    size: int
-    pairs: list[_Pair]
-    virtual_draws: bool
-
-    def log_likelihood(self, strength: list[float]) -> float:
-        """The log-likelihood of ``strength``."""
-        total = 0.0
-        for pair in self.pairs:
-            d = strength[pair.first] - strength[pair.second]
-            total += pair.score * _log_sigmoid(d) + (pair.games - pair.score) * _log_sigmoid(-d)
-        if self.virtual_draws:
-            total += sum(0.5 * (_log_sigmoid(s) + _log_sigmoid(-s)) for s in strength)
-        return total
-
-    def gradient_and_information(self, strength: list[float]) -> tuple[list[float], numpy.ndarray]:
-        """The gradient of the log-likelihood and the information (its negative Hessian)."""
-        gradient = [0.0] * self.size
-        information = numpy.zeros((self.size, self.size))
-        for pair in self.pairs:
-            i, j = pair.first, pair.second
-            p = _sigmoid(strength[i] - strength[j])
-            gradient[i] += pair.score - pair.games * p
-            gradient[j] -= pair.score - pair.games * p
-            weight = pair.games * p * (1 - p)
-            information[i, i] += weight
-            information[j, j] += weight
-            information[i, j] -= weight
-            information[j, i] -= weight
-        if self.virtual_draws:
-            for i, s in enumerate(strength):
-                p = _sigmoid(s)
-                gradient[i] += 0.5 - p
-                information[i, i] += p * (1 - p)
-        return gradient, information
-
-    def fit(self) -> list[float]:
-        """The strengths of maximum likelihood, summing to 0.
-
-        Newton steps keep the sum at 0 (a bordered system with a Lagrange
-        multiplier), halved until the likelihood does not fall: it is concave,
-        so this converges from all-zero strengths.
-        """
-        n = self.size
-        strength = [0.0] * n
-        current = self.log_likelihood(strength)
-        for _ in range(MAX_NEWTON_STEPS):
-            gradient, information = self.gradient_and_information(strength)
-            bordered = numpy.ones((n + 1, n + 1))
-            bordered[:n, :n] = information
-            bordered[n, n] = 0.0
-            step = _solve(bordered, numpy.array([*gradient, 0.0]))[:n]
-            length = 1.0
-            while True:
-                trial = [s + length * d for s, d in zip(strength, step, strict=True)]
-                value = self.log_likelihood(trial)
-                if value >= current - 1e-12 * abs(current) or length < 1e-6:
-                    break
-                length /= 2
-            moved = max((abs(length * d) for d in step), default=0.0)
-            strength, current = trial, value
-            if moved < STEP_TOLERANCE:
-                return strength
-        raise ArithmeticError("the rating fit did not converge")
-
-    def covariance(self, strength: list[float]) -> list[list[float]]:
-        """The covariance of strengths that sum to 0: the information's pseudo-inverse.
-
-        The information is taken on the sum-0 plane (projected with
-        ``P = I - J/n``); its pseudo-inverse is ``inv(P·A·P + J/n) - J/n``.
-        """
-        n = self.size
-        _, information = self.gradient_and_information(strength)
-        row_mean = information.mean(axis=1)
-        shifted = information - row_mean[:, None] - row_mean[None, :] + row_mean.mean() + 1 / n
-        inverse: list[list[float]] = (_inverse(shifted) - 1 / n).tolist()
-        return inverse
-
-
-# NumPy's LAPACK does the linear algebra: a field of 1,000 players is a 1,000 × 1,000
-# system, whose elimination in Python took minutes.
-
-
-def _solve(matrix: numpy.ndarray, rhs: numpy.ndarray) -> list[float]:
-    """The solution ``x`` of ``matrix · x = rhs``."""
-    try:
-        solution: list[float] = numpy.linalg.solve(matrix, rhs).tolist()
-    except numpy.linalg.LinAlgError:
-        raise ArithmeticError("singular matrix in the rating fit") from None
-    return solution
-
-
-def _inverse(matrix: numpy.ndarray) -> numpy.ndarray:
-    """The inverse of a non-singular square matrix."""
-    try:
-        return numpy.linalg.inv(matrix)
-    except numpy.linalg.LinAlgError:
-        raise ArithmeticError("singular matrix in the rating fit") from None
+    return reaches_all(forward) and reaches_all(backward)
 
 
 # --- a two-player match ----------------------------------------------------------

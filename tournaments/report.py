@@ -2,7 +2,8 @@
 
 Numbers are rounded for reading: Elo and errors to 0.1 in JSON and CSV and to
 whole points on screen, percentages to 0.1, LOS to four decimals (shown as a
-percentage on screen), mean scores and mean places to two decimals.
+percentage on screen), mean scores and mean places to two decimals, OpenSkill's
+μ, σ and μ − 3σ to three decimals in JSON and CSV and to one on screen.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tournaments.knockout import Match
-from tournaments.ratings import EloDifference, PlayerRating, RatingTable
+from tournaments.ratings import EloDifference, Method, PlayerRating, RatingTable
 from tournaments.swiss import Standing
 
 Outcome = tuple[Standing, ...] | tuple[Match, ...] | None
@@ -38,14 +39,23 @@ COLUMNS = (
     "los_next",
     "mean_score",
     "mean_place",
+    "mu",
+    "sigma",
+    "ordinal",
 )
 """The fields of one player in JSON and the columns of the CSV, in order."""
 
-_TABLES_NOTE = (
-    "Elo and %: each game split into two-player results by places (ties are draws),"
-    " weighted 1/(seats-1)"
-)
-"""How a table of games of more than two seats (or scored in points) reads."""
+TABLES_NOTES: dict[Method, str] = {
+    "plackett-luce": (
+        "Elo: Plackett-Luce fit of each game's whole ranking (a tie counts as each order"
+        " that breaks it, equally); %: two-player results by places; μ, σ, μ-3σ: OpenSkill"
+    ),
+    "pairwise": (
+        "Elo and %: each game split into two-player results by places (ties are draws),"
+        " weighted 1/(seats-1); μ, σ, μ-3σ: OpenSkill"
+    ),
+}
+"""How a table of games of more than two seats (or scored in points) reads, by method."""
 
 
 def format_points(points: float) -> str:
@@ -59,7 +69,7 @@ def _notes(table: RatingTable) -> str | None:
     """What a reader must know about how the ratings were fixed, or ``None``."""
     notes = []
     if table.kind == "tables":
-        notes.append(_TABLES_NOTE)
+        notes.append(TABLES_NOTES[table.method])
     elif table.kind == "solo":
         notes.append("solo games: no Elo, players ranked by mean score")
     if table.anchor is not None:
@@ -91,8 +101,8 @@ def rating_table(table: RatingTable, *, title: str | None = None) -> Table:
     fixes another rating, as ``--anchor-elo 2800`` does), 95% error, games, wins, draws,
     losses, points, score percentage and the likelihood of superiority over the next player.
     Other games (``"tables"``): rank, name, Elo, error, games, mean score, mean
-    place, the percentage of the two-player results scored, and LOS. Solo games:
-    rank, name, games and mean score.
+    place, the percentage of the two-player results scored, LOS, and OpenSkill's μ,
+    σ and μ − 3σ. Solo games: rank, name, games and mean score.
     """
     notes = _notes(table)
     view = Table(title=title, caption=None if notes is None else Text(notes))
@@ -100,7 +110,18 @@ def rating_table(table: RatingTable, *, title: str | None = None) -> Table:
     view.add_column("Player", overflow=NAME_OVERFLOW)
     headings = {
         "two-seat": ("Elo", "±", "Games", "W", "D", "L", "Score", "%", "LOS"),
-        "tables": ("Elo", "±", "Games", "Mean score", "Mean place", "%", "LOS"),
+        "tables": (
+            "Elo",
+            "±",
+            "Games",
+            "Mean score",
+            "Mean place",
+            "%",
+            "LOS",
+            "μ",
+            "σ",
+            "μ-3σ",
+        ),
         "solo": ("Games", "Mean score"),
     }[table.kind]
     for heading in headings:
@@ -125,7 +146,12 @@ def rating_table(table: RatingTable, *, title: str | None = None) -> Table:
         elif table.kind == "tables":
             mean_place = _number(row.mean_place, ".2f")
             percent = f"{row.score_percent:.1f}"
-            cells = (*elo, str(row.games), mean_score, mean_place, percent, los)
+            skill = (
+                _number(row.mu, ".1f"),
+                _number(row.sigma, ".1f"),
+                _number(row.ordinal, ".1f"),
+            )
+            cells = (*elo, str(row.games), mean_score, mean_place, percent, los, *skill)
         else:
             cells = (str(row.games), mean_score)
         view.add_row(str(row.rank), Text(row.name), *cells)  # a name is text, never markup
@@ -185,6 +211,9 @@ def _player_fields(row: PlayerRating) -> dict[str, Any]:
         "los_next": _rounded(row.los_next, 4),
         "mean_score": _rounded(row.mean_score, 2),
         "mean_place": _rounded(row.mean_place, 2),
+        "mu": _rounded(row.mu, 3),
+        "sigma": _rounded(row.sigma, 3),
+        "ordinal": _rounded(row.ordinal, 3),
     }
 
 
@@ -269,15 +298,19 @@ def to_json(table: RatingTable, outcome: Outcome = None) -> str:
     """The table as JSON: players best first, how the scale was fixed, and the crosstable.
 
     ``{"players": [{"rank", "name", "elo", "error", "games", "wins", "draws",
-    "losses", "score", "score_percent", "los_next", "mean_score", "mean_place"},
-    …], "kind": "two-seat" | "tables" | "solo", "anchor": name or null,
-    "virtual_draws": bool, "crosstable": {player: {opponent: {"games", "wins",
-    "draws", "losses", "score"}}}}``. ``games`` counts games played; ``wins``,
+    "losses", "score", "score_percent", "los_next", "mean_score", "mean_place", "mu",
+    "sigma", "ordinal"}, …], "kind": "two-seat" | "tables" | "solo", "method":
+    "plackett-luce" | "pairwise", "anchor": name or null, "virtual_draws": bool,
+    "openskill": {"library", "version", "model", "mu", "sigma", "beta", "kappa", "tau",
+    "margin", "limit_sigma", "balance"} or null, "crosstable": {player: {opponent:
+    {"games", "wins", "draws", "losses", "score"}}}}``. ``games`` counts games played; ``wins``,
     ``draws``, ``losses``, ``score`` (in points, a draw ½) and ``score_percent``
     count two-player results, which for two seats are the games and at a table of
     more are the results by places (as in the crosstable); ``mean_score`` is in
     the game's own unit (Verdant: points), ``mean_place`` 1 for the best; ``error``
-    is the 95% half-width; ``elo``, ``error`` and ``los_next`` are null for solo
+    is the 95% half-width; ``mu``, ``sigma`` and ``ordinal`` (``mu - 3·sigma``) are the
+    OpenSkill ratings, whose pinned settings ``"openskill"`` gives; ``elo``, ``error``,
+    ``los_next``, ``mu``, ``sigma``, ``ordinal`` and ``"openskill"`` are null for solo
     games, ``los_next`` also for the last player, and the means with no game.
 
     A Swiss adds ``"swiss": [{"rank", "name", "points", "buchholz", "games",
@@ -290,8 +323,10 @@ def to_json(table: RatingTable, outcome: Outcome = None) -> str:
     document = {
         "players": [_player_fields(row) for row in table.players],
         "kind": table.kind,
+        "method": table.method,
         "anchor": table.anchor,
         "virtual_draws": table.virtual_draws,
+        "openskill": None if table.openskill is None else table.openskill.to_json(),
         "crosstable": {
             row.name: {
                 opponent.name: {

@@ -102,7 +102,15 @@ from tournaments.config import TournamentConfig
 from tournaments.knockout import Knockout
 from tournaments.pairings import Pairing
 from tournaments.progress import Progress
-from tournaments.ratings import Kind, Played, RatingError, RatingTable, TableResult, rate
+from tournaments.ratings import (
+    Kind,
+    Method,
+    Played,
+    RatingError,
+    RatingTable,
+    TableResult,
+    rate,
+)
 from tournaments.recovery import open_records
 from tournaments.report import Outcome, to_csv, to_json
 from tournaments.site import complete_site, update_site
@@ -340,7 +348,13 @@ class _Run:
         self._game_over = trio.Event()
         """Set (and replaced) whenever a game is saved: a worker waiting for the next round
         looks again."""
-        self.results: list[Played] = list(store.results())
+        self.results: dict[int, Played] = {
+            game.index: TableResult(game.players, game.places, game.scores)
+            for game in store.games(pgn=False)
+        }
+        """The finished games by number: rated in that order (the store's), so that the
+        OpenSkill ratings, which follow the order of the games, are those a rebuild from
+        the store gives."""
         seats = config.seats
         # Two seats: as the games say (Ivy's 1/½/0, or points).
         self.kind: Kind | None = "solo" if seats == 1 else None if seats == 2 else "tables"
@@ -375,7 +389,8 @@ class _Run:
 
     def standings(self) -> RatingTable:
         """The ratings from the games finished so far (every player listed)."""
-        return rate(self.results, players=self.config.names, kind=self.kind)
+        ordered = [self.results[index] for index in sorted(self.results)]
+        return rate(ordered, players=self.config.names, kind=self.kind)
 
     def complete(self) -> bool:
         """Whether every game is played: the whole schedule, or the Swiss or knockout's
@@ -691,7 +706,7 @@ class _Run:
             ) from None
         game = done.game
         recorded = self.store.add(game)
-        self.results.append(TableResult(game.players, game.places, game.scores))
+        self.results[game.index] = TableResult(game.players, game.places, game.scores)
         if self.bracket is not None:
             self.played.append(_Finished(game.index, game.players, game.places))
         self.finished += 1
@@ -841,7 +856,11 @@ class PgnRatings:
 
 
 def ratings_for_pgn(
-    path: str | os.PathLike[str], *, anchor: str | None = None, anchor_elo: float = 0.0
+    path: str | os.PathLike[str],
+    *,
+    anchor: str | None = None,
+    anchor_elo: float = 0.0,
+    method: Method = "plackett-luce",
 ) -> PgnRatings:
     """Rate the finished games of the PGN file at ``path`` by their tags, of any seat count.
 
@@ -859,13 +878,14 @@ def ratings_for_pgn(
     finite number per seat are skipped with a warning (the
     first :data:`PGN_WARNINGS_SHOWN` by number, the others counted); unfinished
     games (``*``, or no Result tag) are left out, counted in one warning.
-    ``anchor``/``anchor_elo`` fix one player's rating (see
-    :func:`~tournaments.ratings.rate`). Raises :class:`RecordError` when the file
+    ``anchor``/``anchor_elo`` fix one player's rating and ``method`` says how games
+    of more than two seats are rated (see :func:`~tournaments.ratings.rate`; the
+    OpenSkill ratings take the games in file order). Raises :class:`RecordError` when the file
     cannot be read or holds no game to rate.
     """
     tally = _PgnTally()
     try:
-        table = rate(tally.results(path), anchor=anchor, anchor_elo=anchor_elo)
+        table = rate(tally.results(path), anchor=anchor, anchor_elo=anchor_elo, method=method)
     except RatingError:
         if tally.rated:
             raise

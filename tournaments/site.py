@@ -43,7 +43,7 @@ from referee.pgn import PgnError, read_games
 from referee.replay import FORFEITS
 from referee.untrusted import clip, printable
 from referee.viewer import game_page, static_page, write_atomically
-from tournaments.ratings import PlayerRating, RatingTable, rate
+from tournaments.ratings import Method, PlayerRating, RatingTable, rate
 from tournaments.report import SAME_PLAYER, encounter_text, format_points
 from tournaments.store import DATABASE, PGN, GameRecord, ResultStore
 
@@ -532,6 +532,21 @@ def _number(value: float | None, spec: str) -> str:
     return "–" if value is None else format(value, spec)
 
 
+_METHOD_NOTES: dict[Method, str] = {
+    "plackett-luce": (
+        "Elo is the Plackett–Luce fit of each game's whole ranking (a tie counts as each"
+        " order that breaks it, equally); μ, σ and μ−3σ are OpenSkill ratings, updated game"
+        " by game (see the statistics documentation)."
+    ),
+    "pairwise": (
+        "Elo is fitted to the pairwise results between seats, each weighted 1/(seats−1);"
+        " μ, σ and μ−3σ are OpenSkill ratings, updated game by game (see the statistics"
+        " documentation)."
+    ),
+}
+"""How the standings of games at tables were rated, by method."""
+
+
 def _standings(table: RatingTable) -> str:
     two_seat = table.kind == "two-seat"
     headings: list[tuple[str, str]] = [("#", "num"), ("Player", "")]
@@ -546,6 +561,9 @@ def _standings(table: RatingTable) -> str:
             headings += [("Mean place", "num"), ("%", "num")]
     if table.rated:
         headings.append(("LOS", "num"))
+    skill = table.kind == "tables"
+    if skill:
+        headings += [("μ", "num"), ("σ", "num"), ("μ−3σ", "num")]
     scale = _Scale.of(table.players) if table.rated else None
     rows = []
     for row in table.players:
@@ -576,6 +594,12 @@ def _standings(table: RatingTable) -> str:
         if table.rated:
             los = "" if row.los_next is None else f"{100 * row.los_next:.1f}%"
             cells.append((los, "num"))
+        if skill:
+            cells += [
+                (_number(row.mu, ".1f"), "num"),
+                (_number(row.sigma, ".1f"), "num"),
+                (_number(row.ordinal, ".1f"), "num"),
+            ]
         html_cells = [f'<td class="{kind}">{escape(text)}</td>' for text, kind in cells]
         if scale is not None:
             html_cells.insert(4, f'<td class="interval">{scale.bar(row)}</td>')
@@ -589,11 +613,8 @@ def _standings(table: RatingTable) -> str:
             "A perfect or zero score (or players who never met): each player has one virtual"
             " draw against the pool average."
         )
-    if table.rated and not two_seat:
-        notes.append(
-            "Multi-seat games are rated by their pairwise results between seats (see the"
-            " ratings documentation)."
-        )
+    if skill:
+        notes.append(_METHOD_NOTES[table.method])
     caption = "Elo ± the half-width of its 95% interval" if table.rated else "Solo games: no Elo"
     return "\n".join(
         [
