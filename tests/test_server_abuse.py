@@ -8,13 +8,21 @@ import contextlib
 import json
 import logging
 import ssl
-import subprocess
 from pathlib import Path
 
 import pytest
 import trio
 import trio.testing
-from test_server_helpers import HOST, connect, eof, match_config, open_lobby, played, remote_game
+from test_server_helpers import (
+    HOST,
+    connect,
+    eof,
+    match_config,
+    open_lobby,
+    played,
+    remote_game,
+    self_signed_certificate,
+)
 
 from referee.server.client import BotClient
 from referee.server.handshake import MAX_HELLO_BYTES
@@ -267,17 +275,7 @@ async def test_a_rejected_websocket_upgrade_ends_at_once_with_a_400(
 @pytest.fixture
 def certificate(tmp_path: Path) -> tuple[Path, Path]:
     """A self-signed certificate for 127.0.0.1 (made with the openssl command)."""
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        [
-            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-            "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1",
-            "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-        ],
-        check=True,
-        capture_output=True,
-    )  # fmt: skip
-    return cert, key
+    return self_signed_certificate(tmp_path)
 
 
 @pytest.mark.parametrize("websocket", [False, True])

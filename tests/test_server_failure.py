@@ -11,7 +11,6 @@ import logging
 import socket
 import ssl
 import struct
-import subprocess
 import tempfile
 from pathlib import Path
 
@@ -21,7 +20,14 @@ import wsproto
 import wsproto.events as ws
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_server_helpers import HOST, connect, match_config, open_lobby, remote_game
+from test_server_helpers import (
+    HOST,
+    connect,
+    match_config,
+    open_lobby,
+    remote_game,
+    self_signed_certificate,
+)
 from test_server_helpers import write_tournament as tournament_file
 
 from referee.pgn import read_pgn_file
@@ -182,18 +188,7 @@ BIG = (1 << 20) + 2  # just over a tournament's max_line_bytes (+ 1)
 @pytest.fixture(scope="module")
 def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """A self-signed certificate for 127.0.0.1 (made with the openssl command)."""
-    folder = tmp_path_factory.mktemp("tls")
-    cert, key = folder / "cert.pem", folder / "key.pem"
-    subprocess.run(
-        [
-            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-            "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1",
-            "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-        ],
-        check=True,
-        capture_output=True,
-    )  # fmt: skip
-    return cert, key
+    return self_signed_certificate(tmp_path_factory.mktemp("tls"))
 
 
 LINES = st.sampled_from(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import ssl
+import subprocess
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -157,3 +158,18 @@ def write_tournament(
     path = folder / "t.toml"
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def self_signed_certificate(folder: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key, in ``folder`` (made with the openssl command)."""
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        [
+            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+            "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1",
+            "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    return cert, key

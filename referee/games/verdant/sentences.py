@@ -15,8 +15,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from referee.games.verdant.cards import OBJECTIVE_NAMES, PLANT_BY_ID, ROOM_BY_ID, TOKEN_BY_ID
+from referee.games.verdant.cards import (
+    OBJECTIVE_NAMES,
+    PLANT_BY_ID,
+    ROOM_BY_ID,
+    SIDES,
+    TOKEN_BY_ID,
+)
 from referee.games.verdant.codec import VerdantWireView
+from referee.games.verdant.state import DIRECTIONS
 from referee.games.verdant.steps import (
     Coord,
     Decision,
@@ -34,7 +41,7 @@ from referee.games.verdant.steps import (
     Use,
 )
 
-SETUP_SPOT: dict[str, Coord] = {"north": (0, 1), "east": (1, 0), "south": (0, -1), "west": (-1, 0)}
+SETUP_SPOT: dict[str, Coord] = dict(zip(SIDES, DIRECTIONS, strict=True))
 """Where the first room goes for each side of the setup choice (docs/verdant.md)."""
 
 

@@ -48,10 +48,12 @@ CELL_Y: Final = tuple(cell // WIDTH - 2 for cell in range(CELLS))
 IS_PLANT_CELL: Final = tuple((CELL_X[c] + CELL_Y[c]) % 2 == 0 for c in range(CELLS))
 PLANT_CELLS_MASK: Final = sum(1 << c for c in range(CELLS) if IS_PLANT_CELL[c])
 ROOM_CELLS_MASK: Final = ((1 << CELLS) - 1) & ~PLANT_CELLS_MASK
+DIRECTIONS: Final = ((0, 1), (1, 0), (0, -1), (-1, 0))
+"""The steps ``(dx, dy)`` north, east, south and west, in the order of ``cards.SIDES``."""
 NEIGHBOURS: Final = tuple(
     tuple(
         (d, cell_of(CELL_X[c] + dx, CELL_Y[c] + dy))
-        for d, (dx, dy) in enumerate(((0, 1), (1, 0), (0, -1), (-1, 0)))
+        for d, (dx, dy) in enumerate(DIRECTIONS)
         if cell_of(CELL_X[c] + dx, CELL_Y[c] + dy) >= 0
     )
     for c in range(CELLS)
