@@ -607,14 +607,21 @@ def _exposures(wanted: Iterable[str], masks: tuple[str, ...]) -> tuple[str, ...]
 
 
 def _tree_size(folder: str, skip: frozenset[str] = frozenset()) -> int:
-    """Bytes a copy of ``folder`` takes in a tmpfs (file sizes, plus a page per entry),
-    not counting what lies in the paths ``skip`` (hidden: never copied).
+    """Bytes a copy of ``folder`` takes in a tmpfs (the data of its files, plus a page per
+    entry), not counting what lies in the paths ``skip`` (hidden: never copied).
+
+    The data is what the copy holds, not the files' apparent sizes: ``cp
+    --preserve=links`` copies a file hard-linked under several names once, and a sparse
+    file's holes stay holes. Counting apparent sizes would let a player's ``dir`` that
+    holds a 100 GiB sparse file (or one file linked a thousand times) give its bot a
+    tmpfs of that size, to fill with real memory.
 
     Walked with a stack of its own, not by recursion, so no nesting can exhaust the
     referee's; raises :class:`SandboxError` naming the cause when a folder in it cannot be
     read (a path too long, no permission) or it holds more than :data:`MAX_DIR_ENTRIES`.
     """
     total, entries = 4096, 0
+    seen: set[tuple[int, int]] = set()  # files with several names, counted once
     pending = [folder]
     while pending:
         path = pending.pop()
@@ -630,7 +637,13 @@ def _tree_size(folder: str, skip: frozenset[str] = frozenset()) -> int:
                     if entry.path in skip:
                         continue
                     info = entry.stat(follow_symlinks=False)
-                    total += 4096 + (info.st_size if stat.S_ISREG(info.st_mode) else 0)
+                    total += 4096
+                    if stat.S_ISREG(info.st_mode):
+                        if info.st_nlink > 1:
+                            if (info.st_dev, info.st_ino) in seen:
+                                continue
+                            seen.add((info.st_dev, info.st_ino))
+                        total += _data_size(entry.path, info)
                     if stat.S_ISDIR(info.st_mode):
                         pending.append(entry.path)
         except OSError as error:
@@ -640,6 +653,32 @@ def _tree_size(folder: str, skip: frozenset[str] = frozenset()) -> int:
                 f" ({where[:200]}{'…' if len(where) > 200 else ''})"
             ) from None
     return total
+
+
+def _data_size(path: str, info: os.stat_result) -> int:
+    """The bytes of data a copy of the regular file ``path`` holds: its size, less its
+    holes when it has fewer blocks than its size needs (a sparse file, whose holes ``cp``
+    keeps). A file that cannot be opened counts whole (its copy fails anyway)."""
+    if info.st_blocks * 512 >= info.st_size:
+        return info.st_size
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return info.st_size
+    data, offset = 0, 0
+    try:
+        while offset < info.st_size:  # each turn moves past one extent of data
+            try:
+                start = os.lseek(fd, offset, os.SEEK_DATA)
+            except OSError:  # ENXIO: no data after offset
+                break
+            offset = os.lseek(fd, start, os.SEEK_HOLE)
+            data += offset - start
+    except OSError:
+        return info.st_size
+    finally:
+        os.close(fd)
+    return min(data, info.st_size)
 
 
 # --- the system-call filter ------------------------------------------------------------
