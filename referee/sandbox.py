@@ -759,6 +759,14 @@ def seccomp_program() -> bytes:
             add(errno.EPERM, "socket", seccomp.Arg(0, seccomp.EQ, family))
             previous = family
         add(None, "socket", seccomp.Arg(0, seccomp.GT, previous))
+        add(syscall_filter.FILE_LOCKS_ERRNO, "flock")
+        for call in ("fcntl", "fcntl64"):  # its command is its second argument
+            for command in syscall_filter.FCNTL_ALLOWED:
+                add(None, call, seccomp.Arg(1, seccomp.EQ, command))
+            for command in syscall_filter.FCNTL_LOCKS:
+                add(syscall_filter.FILE_LOCKS_ERRNO, call, seccomp.Arg(1, seccomp.EQ, command))
+            for command in syscall_filter.FCNTL_WATCHES:
+                add(syscall_filter.DENIED_ERRNO, call, seccomp.Arg(1, seccomp.EQ, command))
         for persona in syscall_filter.PERSONALITIES_ALLOWED:
             add(None, "personality", seccomp.Arg(0, seccomp.EQ, persona))
         with tempfile.TemporaryFile() as file:

@@ -32,8 +32,8 @@ ALLOWED: dict[str, tuple[str, ...]] = {
         "access", "chdir", "chmod", "chown", "chown32", "close", "close_range",
         "copy_file_range", "creat", "dup", "dup2", "dup3", "faccessat", "faccessat2",
         "fadvise64", "fadvise64_64", "fallocate", "fchdir", "fchmod", "fchmodat",
-        "fchmodat2", "fchown", "fchown32", "fchownat", "fcntl", "fcntl64", "fdatasync",
-        "flock", "fstat", "fstat64", "fstatat64", "fstatfs", "fstatfs64", "fsync",
+        "fchmodat2", "fchown", "fchown32", "fchownat", "fdatasync",
+        "fstat", "fstat64", "fstatat64", "fstatfs", "fstatfs64", "fsync",
         "ftruncate", "ftruncate64", "futimesat", "getcwd", "getdents", "getdents64",
         "lchown", "lchown32", "link", "linkat", "_llseek", "lseek", "lstat", "lstat64",
         "mkdir", "mkdirat", "mknod", "mknodat", "name_to_handle_at", "newfstatat", "open",
@@ -53,8 +53,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "waiting and events": (
         "epoll_create", "epoll_create1", "epoll_ctl", "epoll_ctl_old", "epoll_pwait",
         "epoll_pwait2", "epoll_wait", "epoll_wait_old", "eventfd", "eventfd2",
-        "fanotify_mark", "inotify_add_watch", "inotify_init", "inotify_init1",
-        "inotify_rm_watch", "_newselect", "pause", "poll", "ppoll", "ppoll_time64",
+        "_newselect", "pause", "poll", "ppoll", "ppoll_time64",
         "pselect6", "pselect6_time64", "select", "signalfd", "signalfd4",
         "io_cancel", "io_destroy", "io_getevents", "io_pgetevents", "io_pgetevents_time64",
         "io_setup", "io_submit", "ioctl", "pipe", "pipe2",
@@ -184,6 +183,33 @@ size, outside every limit), and every other namespace needs that or a capability
 CLONE3_ERRNO = errno.ENOSYS
 """``clone3`` passes its flags in memory, which a filter cannot read: it fails with
 ``ENOSYS``, upon which C libraries fall back to ``clone``."""
+
+FILE_LOCKS_ERRNO = errno.ENOLCK
+"""What taking or testing a file lock returns (``flock``; ``fcntl``'s lock commands): "no
+locks available". Sandboxes see the same host files (``/usr``, ``/etc``, the bots' own
+folders, read-only), and a lock on one of them is seen by every other process: two bots
+playing at once could signal to each other through it, one bit per file. Docker's profile
+allows locks (a container's files are its own); ours are not, so no bot gets them."""
+
+FCNTL_ALLOWED = (
+    0, 1, 2, 3, 4,  # F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_SETFL
+    8, 9, 10, 11, 15, 16,  # F_SETOWN, F_GETOWN, F_SETSIG, F_GETSIG, F_SETOWN_EX, F_GETOWN_EX
+    1025, 1027, 1028,  # F_GETLEASE, F_DUPFD_QUERY, F_CREATED_QUERY
+    1030, 1031, 1032, 1033, 1034,  # F_DUPFD_CLOEXEC, F_SETPIPE_SZ, F_GETPIPE_SZ, seals
+    1035, 1036, 1037, 1038,  # F_GET_RW_HINT, F_SET_RW_HINT, F_GET_FILE_RW_HINT, F_SET_…
+)  # fmt: skip
+"""``fcntl``'s commands a bot may use (its second argument); any other fails with
+:data:`DEFAULT_ERRNO` but those below."""
+
+FCNTL_LOCKS = (5, 6, 7, 12, 13, 14, 36, 37, 38)
+"""``fcntl``'s lock commands (``F_GETLK``, ``F_SETLK``, ``F_SETLKW``, their ``64`` forms and
+the open-file-description ``F_OFD_*`` ones): they fail with :data:`FILE_LOCKS_ERRNO`."""
+
+FCNTL_WATCHES = (1024, 1026)
+"""``F_SETLEASE`` and ``F_NOTIFY`` (dnotify) fail with :data:`DENIED_ERRNO`: a lease or a
+directory watch on a shared file tells a bot what another does with it. ``inotify`` and
+``fanotify_mark`` are not allowed at all (:data:`DEFAULT_ERRNO`) for the same reason: a
+program that watches files falls back to looking at them when it gets ``ENOSYS``."""
 
 SOCKET_FAMILIES_DENIED = {"AF_ALG": 38, "AF_VSOCK": 40}
 """``socket`` is allowed but for these address families (``EPERM``): the kernel's crypto

@@ -98,6 +98,16 @@ SPECIAL: list[tuple[str, str, list[Any], str]] = [
     # A new namespace through clone: refused before any child is made.
     ("clone CLONE_NEWUSER", "clone", [0x10000000 | SIGCHLD, 0, 0, 0, 0], "EPERM"),
     ("clone CLONE_NEWNET", "clone", [0x40000000 | SIGCHLD, 0, 0, 0, 0], "EPERM"),
+    # File locks and watches: host files are shared by every sandbox (refused before the
+    # kernel looks at the descriptor, which unfiltered would be EBADF).
+    ("flock", "flock", [-1, 2], "ENOLCK"),
+    ("fcntl F_SETLK", "fcntl", [-1, 6, 0], "ENOLCK"),
+    ("fcntl F_GETLK", "fcntl", [-1, 5, 0], "ENOLCK"),
+    ("fcntl F_OFD_SETLK", "fcntl", [-1, 37, 0], "ENOLCK"),
+    ("fcntl F_SETLEASE", "fcntl", [-1, 1024, 0], "EPERM"),
+    ("fcntl F_NOTIFY", "fcntl", [-1, 1026, 0], "EPERM"),
+    ("fcntl unknown command", "fcntl", [-1, 99, 0], "ENOSYS"),
+    ("inotify_init1", "inotify_init1", [0], "ENOSYS"),
 ]
 # What a bot needs, still allowed.
 ALLOWED: list[tuple[str, str, list[Any]]] = [
@@ -107,6 +117,9 @@ ALLOWED: list[tuple[str, str, list[Any]]] = [
     ("personality query", "personality", [0xFFFFFFFF]),
     ("memfd_create", "memfd_create", ["probe", 0]),
     ("sched_getaffinity", "sched_getaffinity", [0, 0, 0]),  # EINVAL is the kernel's
+    ("fcntl F_GETFD", "fcntl", [1, 1, 0]),
+    ("fcntl F_DUPFD_CLOEXEC", "fcntl", [1, 1030, 10]),
+    ("fcntl F_GETPIPE_SZ", "fcntl", [-1, 1032, 0]),  # EBADF is the kernel's
 ]
 
 
@@ -224,7 +237,13 @@ def test_the_calls_with_rules_of_their_own_and_what_stays_allowed() -> None:
         "personality query": "ok",
         "memfd_create": "ok",
         "sched_getaffinity": "EINVAL",
+        "fcntl F_GETFD": "ok",
+        "fcntl F_DUPFD_CLOEXEC": "ok",
+        "fcntl F_GETPIPE_SZ": "EBADF",
     }
+    locks = [(label, call, args) for label, call, args, _ in SPECIAL if "LK" in label]
+    locks.append(("flock", "flock", [-1, 2]))
+    assert probe(locks, allow_everything()) == {label: "EBADF" for label, _, _ in locks}
     # A call this filter does not name fails with ENOSYS, as an unknown call would; unfiltered
     # the same call is the kernel's to answer.
     unnamed = [("unnamed", "personality", [ADDR_NO_RANDOMIZE])]
@@ -261,8 +280,11 @@ def test_no_channel_between_sandboxes_at_once_or_in_later_runs(tmp_path: Path) -
     [left] = first.reports("leaver")
     # Everything but the key was made — and the leaver itself sees it all: the look works.
     assert left["made"].pop("key") == "Operation not permitted"
+    # Locks on a host file all sandboxes see: refused, as the filter says (no bit to pass).
+    assert left["made"].pop("flock") == left["made"].pop("fcntl lock") == "No locks available"
     assert set(left["made"].values()) == {"made"}, left["made"]
     assert left["seen"].pop("key") is False
+    assert left["seen"].pop("lock") is False
     assert all(left["seen"].values()), left["seen"]
     [during] = first.reports("seeker")
     assert not any(during["seen"].values()), during["seen"]

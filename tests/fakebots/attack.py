@@ -40,15 +40,17 @@ the record came out unharmed. Modes (ARG in brackets):
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import platform
 import signal
 import socket
+import struct
 import sys
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, BinaryIO
 
 from pass_bot import requests, send
 
@@ -316,6 +318,7 @@ def traces(mark: str) -> dict[str, Any]:
         "mqueue": f"/referee-{mark[:16]}".encode(),
         "abstract": f"\0referee-{mark}",
         "files": [f"/tmp/{mark}", f"/var/tmp/{mark}", f"/dev/shm/{mark}", mark, f"{home}/.{mark}"],
+        "locked": sys.executable,  # a host file every sandbox sees (read-only)
     }
 
 
@@ -353,6 +356,18 @@ def leave(mark: str) -> Report:
             made[path] = "made"
         except OSError as error:
             made[path] = error.strerror
+    global LOCKED
+    LOCKED = open(names["locked"], "rb")  # noqa: SIM115 (kept open, and locked if it could be)
+    try:
+        fcntl.flock(LOCKED, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        made["flock"] = "made"
+    except OSError as error:
+        made["flock"] = error.strerror
+    try:
+        fcntl.fcntl(LOCKED, fcntl.F_SETLK, struct.pack("hhqqi", fcntl.F_RDLCK, 0, 0, 0, 0))
+        made["fcntl lock"] = "made"
+    except OSError as error:
+        made["fcntl lock"] = error.strerror
     holder = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     holder.bind(names["abstract"])
     holder.listen(8)
@@ -369,6 +384,24 @@ def leave(mark: str) -> Report:
 
 
 HELD: socket.socket | None = None
+LOCKED: BinaryIO | None = None
+
+
+def held_lock(path: str) -> bool:
+    """Whether another process holds a lock on ``path`` (as far as this one can tell)."""
+    with open(path, "rb") as file:
+        try:
+            fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        except OSError:
+            pass  # no locks here at all
+        try:
+            wanted = struct.pack("hhqqi", fcntl.F_WRLCK, 0, 0, 0, 0)
+            found = fcntl.fcntl(file, fcntl.F_GETLK, wanted)
+        except OSError:
+            return False
+        return struct.unpack("hhqqi", found)[0] != fcntl.F_UNLCK
 
 
 def look(mark: str) -> Report:
@@ -396,6 +429,7 @@ def look(mark: str) -> Report:
             found["abstract"] = False
     for path in names["files"]:
         found[path] = os.path.exists(path)
+    found["lock"] = held_lock(names["locked"])
     return found
 
 
