@@ -6,6 +6,7 @@ import itertools
 import json
 import math
 import random
+from pathlib import Path
 
 import choix
 import numpy
@@ -271,3 +272,32 @@ def test_the_settings_are_pinned_in_the_json_report(tmp_path) -> None:
     assert pairwise.exit_code == 0 and json.loads(pairwise.output)["method"] == "pairwise"
     refused = runner.invoke(main, ["ratings", str(path), "--method", "elo"])
     assert refused.exit_code == 2 and "plackett-luce" in refused.output
+
+
+def test_a_pgn_is_rated_in_the_order_of_its_game_numbers_when_each_game_has_one(tmp_path) -> None:
+    from tournaments.runner import ratings_for_pgn
+
+    results = ("1-2-3", "2-1-3", "3-2-1", "1-1-3", "2-3-1")
+
+    def pgn(numbers: list[int | None], order: list[int]) -> Path:
+        path = tmp_path / f"games-{len(list(tmp_path.iterdir()))}.pgn"
+        games = []
+        for position in order:
+            number = numbers[position]
+            tag = "" if number is None else f'[GameNumber "{number}"]\n'
+            result = results[position]
+            games.append(
+                f'[Event "x"]\n{tag}[Seat1 "ann"]\n[Seat2 "bea"]\n[Seat3 "cid"]\n'
+                f'[Result "{result}"]\n\n1. s1:a {result}\n\n'
+            )
+        path.write_text("".join(games))
+        return path
+
+    numbered = [1, 2, 3, 4, 5]
+    in_order = ratings_for_pgn(pgn(numbered, [0, 1, 2, 3, 4])).table
+    as_they_ended = ratings_for_pgn(pgn(numbered, [3, 0, 4, 2, 1])).table
+    assert as_they_ended == in_order  # OpenSkill's μ and σ included
+    # Without a number on every game (or with one twice), the file's order is the order.
+    unnumbered = ratings_for_pgn(pgn([1, 2, None, 4, 5], [3, 0, 4, 2, 1])).table
+    assert unnumbered.player("ann").mu != in_order.player("ann").mu
+    assert unnumbered.player("ann").elo == in_order.player("ann").elo

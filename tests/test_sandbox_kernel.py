@@ -28,7 +28,7 @@ import pytest
 
 import referee.sandbox as sandbox
 from referee import syscall_filter
-from referee.sandbox import PRIVATE, Limits, Plan, bwrap_command
+from referee.sandbox import Limits, bwrap_command, make_plan
 
 FAKEBOTS = Path(__file__).resolve().parent / "fakebots"
 GUARD = 120
@@ -161,21 +161,18 @@ def probe(calls: list[tuple[str, str, list[Any]]], program: bytes) -> dict[str, 
         uid = stack.enter_context(sandbox.UID_POOL.lease()) if sandbox.is_root() else None
         stdin, stdout, status = os.pipe(), os.pipe(), os.pipe()
         seccomp = stack.enter_context(program_fd(program))
-        made = Plan(
-            argv=(sys.executable, str(FAKEBOTS / "syscall_probe.py"), wanted),
-            cwd="/",
-            env=(("PATH", "/usr/bin:/bin"),),
+        # The plan of a bot as the referee makes it (its Python, its folder; under /tmp
+        # too, where a clone of the repository may be).
+        made = make_plan(
+            (sys.executable, str(FAKEBOTS / "syscall_probe.py"), wanted),
+            cwd=str(FAKEBOTS),
+            copy=False,
+            env={"PATH": "/usr/bin:/bin"},
             limits=Limits(),
+            network=False,
+            hide=(),
             uid=uid,
-            masks=sandbox._masks(),
-            exposed=sandbox._exposures(
-                [str(FAKEBOTS), sys.prefix, sys.base_prefix, *sys.path], sandbox._masks()
-            ),
-            private=tuple(path for path in PRIVATE if os.path.isdir(path)),
-            stdin_fd=stdin[0],
-            stdout_fd=stdout[1],
-            status_fd=status[1],
-            seccomp_fd=seccomp,
+            fds=(stdin[0], stdout[1], status[1], seccomp),
         )
         try:
             done = subprocess.run(

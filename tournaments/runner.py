@@ -923,15 +923,25 @@ def _pgn_scores(tags: Mapping[str, str], places: tuple[int, ...]) -> tuple[float
 
 @dataclass(slots=True)
 class _PgnTally:
-    """What :func:`ratings_for_pgn` counted while it read, in memory that does not grow."""
+    """What :func:`ratings_for_pgn` counted while it read."""
 
     rated: int = 0
     unfinished: int = 0
     skipped: int = 0
     named: list[str] = field(default_factory=list)
 
-    def results(self, path: str | os.PathLike[str]) -> Iterator[TableResult]:
-        """Every game to rate, counting the others."""
+    def results(self, path: str | os.PathLike[str]) -> list[TableResult]:
+        """Every game to rate, counting the others: in the order of their ``GameNumber``
+        tags when every one has a distinct one (a tournament's PGN, written in the order
+        its games ended, rated as the tournament rates them: by game number), else in the
+        file's order. Only OpenSkill's ratings depend on the order."""
+        numbered = list(self._results(path))
+        numbers = {number for number, _ in numbered}
+        if None not in numbers and len(numbers) == len(numbered):
+            numbered.sort(key=lambda pair: pair[0] or 0)
+        return [result for _, result in numbered]
+
+    def _results(self, path: str | os.PathLike[str]) -> Iterator[tuple[int | None, TableResult]]:
         for entry in iter_pgn_headers(path):
             if isinstance(entry, PgnError):
                 self.skip(f"skipped {entry}")
@@ -955,7 +965,9 @@ class _PgnTally:
                 self.skip(f"skipped game {number}: {problem}")
             else:
                 self.rated += 1
-                yield TableResult(players, places, _pgn_scores(tags, places))
+                game = tags.get("GameNumber", "")
+                order = int(game) if game.isdecimal() and len(game) <= 9 else None
+                yield order, TableResult(players, places, _pgn_scores(tags, places))
 
     def skip(self, why: str) -> None:
         self.skipped += 1
