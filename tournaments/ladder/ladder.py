@@ -278,7 +278,8 @@ class LadderRun:
             )
             await check_players(work, [version.player], None)
         except (EntryError, PreflightError) as error:
-            reason = " ".join(str(error).split())
+            why = error.failures.get(version.player) if isinstance(error, PreflightError) else None
+            reason = " ".join((why or str(error)).split())
             line = f"{version.player} refused: {reason}"
             previous = [v for v in self.matched() if v.entrant == version.entrant]
             if previous:

@@ -17,7 +17,7 @@ from tournaments.store import DATABASE, ResultStore
 
 
 def listing(config: LadderConfig) -> Iterator[str]:
-    """One line per version: ``alice@v2  active  12 games  μ 26.1 σ 3.2`` (``refused: why``,
+    """One line per version: ``alice@v2 active 12 games μ 26.10 σ 3.20`` (``refused: why``,
     ``waiting``), with ``(matched)`` on the version each entrant plays with now."""
     output = config.output
     versions = []
@@ -43,8 +43,8 @@ def listing(config: LadderConfig) -> Iterator[str]:
         mark = " (matched)" if version.player in matched else ""
         mark += " (retired)" if version.entrant in retired else ""
         yield (
-            f"{version.player}  {state}  {standings.games.get(version.player, 0)} games"
-            f"  μ {skill.mu:.2f} σ {skill.sigma:.2f}{mark}"
+            f"{version.player} {state} {standings.games.get(version.player, 0)} games"
+            f" μ {skill.mu:.2f} σ {skill.sigma:.2f}{mark}"
         )
     for submission in scan(config.entries).submissions:
         if submission.player not in known:
