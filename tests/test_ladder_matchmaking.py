@@ -18,9 +18,7 @@ def test_a_version_in_its_placement_games_is_seated_first() -> None:
 
 
 def test_past_placement_the_least_certain_meets_the_closest_rating() -> None:
-    players = field(
-        ("a", 10, 1.0, 50), ("b", 20, 3.0, 50), ("c", 21, 1.0, 50), ("d", 35, 1.0, 50)
-    )
+    players = field(("a", 10, 1.0, 50), ("b", 20, 3.0, 50), ("c", 21, 1.0, 50), ("d", 35, 1.0, 50))
     table = choose_table(players, set(), History(2), placement_games=5)
     assert table is not None and set(table) == {"b", "c"}
 

@@ -48,4 +48,4 @@ def listing(config: LadderConfig) -> Iterator[str]:
         )
     for submission in scan(config.entries).submissions:
         if submission.player not in known:
-            yield f"{submission.player}  waiting"
+            yield f"{submission.player} waiting"

@@ -143,8 +143,9 @@ def load_ladder(path: str | os.PathLike[str], **overrides: Any) -> LadderConfig:
     placeholders = [Entrant(f"seat {n}", BotCommand(("true",))) for n in range(1, seats + 1)]
     try:
         template = load_config(None, players=placeholders, players_per_table=seats, **shared)
-    except ConfigError as error:
-        raise ConfigError(f"{source}: {error}") from None
+    except ConfigError as error:  # the tournament's rules, in the ladder's words
+        message = str(error).replace("players_per_table", "seats")
+        raise ConfigError(f"{source}: {message}") from None
     return LadderConfig(
         template=template,
         seats=seats,
