@@ -161,6 +161,7 @@ class LadderRun:
     _wakeup: trio.Event = field(default_factory=trio.Event)
     _field_changed: trio.Event = field(default_factory=trio.Event)
     _site_written: float = 0.0
+    _matched: list[Version] | None = None
 
     @classmethod
     def open(cls, config: LadderConfig, warn: Warn) -> LadderRun:
@@ -204,13 +205,16 @@ class LadderRun:
         return self.registry.versions()
 
     def matched(self) -> list[Version]:
-        """The newest active version of each entrant not retired: those matched and ranked."""
-        retired = self.registry.retired()
-        newest: dict[str, Version] = {}
-        for version in self.versions():
-            if version.state is State.ACTIVE and version.entrant not in retired:
-                newest[version.entrant] = version
-        return list(newest.values())
+        """The newest active version of each entrant not retired: those matched and ranked
+        (kept between changes to the registry, which each clear it)."""
+        if self._matched is None:
+            retired = self.registry.retired()
+            newest: dict[str, Version] = {}
+            for version in self.versions():
+                if version.state is State.ACTIVE and version.entrant not in retired:
+                    newest[version.entrant] = version
+            self._matched = list(newest.values())
+        return self._matched
 
     def command(self, version: Version) -> BotCommand:
         return manifest_command(
@@ -258,6 +262,7 @@ class LadderRun:
         for name in sorted(known):
             now = name in found.retired
             if now != (name in retired):
+                self._matched = None
                 self.registry.set_retired(
                     name, now, f"{name} {'retired' if now else 'back from retirement'}"
                 )
@@ -284,9 +289,11 @@ class LadderRun:
             previous = [v for v in self.matched() if v.entrant == version.entrant]
             if previous:
                 line += f" ({previous[0].player} keeps playing)"
+            self._matched = None
             self.registry.settle(version.player, State.REFUSED, reason, line)
             self.warn(line)
         else:
+            self._matched = None
             self.registry.settle(version.player, State.ACTIVE, "", f"{version.player} accepted")
             self._field_changed.set()
         self._refresh(force=True)

@@ -19,6 +19,7 @@ under a millisecond for 1,000 entrants: ``bench/bench_ladder.py --choose`` measu
 from __future__ import annotations
 
 import heapq
+import math
 from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
@@ -40,22 +41,25 @@ class Candidate:
 
 @dataclass(slots=True)
 class History:
-    """What the matchmaker remembers of the tables played: meetings by pair, seats sat."""
+    """What the matchmaker remembers of the tables played: meetings by player and
+    opponent (both ways), and seats sat."""
 
     seats: int
-    meetings: Counter[tuple[str, str]] = field(default_factory=Counter)
+    met: dict[str, Counter[str]] = field(default_factory=dict)
     seated: dict[str, list[int]] = field(default_factory=dict)
 
     def note(self, table: Sequence[str]) -> None:
         """Count one table played, its players in seat order."""
         for seat, name in enumerate(table):
             self.seated.setdefault(name, [0] * self.seats)[seat] += 1
-            for other in table[seat + 1 :]:
-                self.meetings[_pair(name, other)] += 1
+            met = self.met.setdefault(name, Counter())
+            for other in table:
+                if other != name:
+                    met[other] += 1
 
-
-def _pair(a: str, b: str) -> tuple[str, str]:
-    return (a, b) if a < b else (b, a)
+    def meetings(self, a: str, b: str) -> int:
+        """How many tables ``a`` and ``b`` have shared."""
+        return self.met.get(a, Counter())[b]
 
 
 def choose_table(
@@ -67,24 +71,34 @@ def choose_table(
     """The next table's players in seat order, or ``None`` when fewer than a table's
     seats are free (not in ``busy``)."""
     seats = history.seats
-    free = [c for c in candidates if c.name not in busy]
+    free = [c for c in candidates if c.name not in busy] if busy else list(candidates)
     if len(free) < seats:
         return None
-    placing = [c for c in free if c.games < placement_games]
-    if placing:
-        anchor = min(placing, key=lambda c: c.games)
-    else:
-        anchor = max(free, key=lambda c: (c.sigma, -c.games))
-    meetings = history.meetings
-    name, mu = anchor.name, anchor.mu
+    at = 0
+    anchor = free[0]
+    for n, c in enumerate(free):  # one pass: the fewest games in placement, else the largest σ
+        if anchor.games < placement_games or c.games < placement_games:
+            better = c.games < anchor.games
+        else:
+            better = c.sigma > anchor.sigma or (c.sigma == anchor.sigma and c.games < anchor.games)
+        if better:
+            at, anchor = n, c
+    mu = anchor.mu
     # A uniform draw would give each other player this many meetings with the anchor.
     uniform = 1.0 + anchor.games * (seats - 1) / max(1, len(candidates) - 1)
     weight = REPEAT_COST / uniform
-    opponents = heapq.nsmallest(
-        seats - 1,
-        (c for c in free if c is not anchor),
-        key=lambda c: abs(c.mu - mu) + weight * meetings[_pair(name, c.name)],
-    )
+    cost = [abs(c.mu - mu) for c in free]
+    met = history.met.get(anchor.name)
+    if met:  # the anchor's few opponents so far: found by name, not by a pass over all
+        where = {c.name: n for n, c in enumerate(free)}
+        for name, times in met.items():
+            seat = where.get(name)
+            if seat is not None:
+                cost[seat] += weight * times
+    cost[at] = math.inf
+    opponents = [
+        free[n] for n in heapq.nsmallest(seats - 1, range(len(free)), key=cost.__getitem__)
+    ]
     table = sorted([anchor, *opponents], key=lambda c: -c.mu)
     return _seated([c.name for c in table], history)
 
