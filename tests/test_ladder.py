@@ -179,6 +179,8 @@ async def test_the_final_freezes_submissions_and_ranks_the_top_k(tmp_path: Path)
     assert sorted(player["name"] for player in ratings["players"]) == sorted(top)
     assert (config.output / FINAL / "ratings.csv").exists()
     assert (config.output / FINAL / "index.html").exists()
+    ladder_index = (config.output / "index.html").read_text()
+    assert '<a href="final/index.html">' in ladder_index and "submissions frozen" in ladder_index
     assert len(table.players) == 2
     write_version(config.entries, "late", "v1", GREEDY.format(1), None)
     with pytest.raises(LadderError, match="submissions were frozen for the final"):

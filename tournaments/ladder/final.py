@@ -21,6 +21,7 @@ import math
 from tournaments.config import TournamentConfig
 from tournaments.ladder.ladder import LadderError, LadderRun
 from tournaments.ladder.settings import LadderConfig
+from tournaments.ladder.site import write_site
 from tournaments.progress import Progress
 from tournaments.ratings import RatingTable
 from tournaments.runner import locked_output, run_tournament
@@ -63,6 +64,7 @@ def final_config(
                 )
             by_player = {v.player: v for v in run.versions()}
             commands = {row.player: run.command(by_player[row.player]) for row in board}
+            write_site(run)  # frozen, on the site at once
         finally:
             run.close()
     warn(f"submissions frozen at {frozen}; the final: {', '.join(commands)}")
@@ -86,4 +88,15 @@ async def run_final(
     say = warn or (lambda line: None)
     tournament = final_config(config, top=top, tables=tables, warn=say)
     table = await run_tournament(tournament, progress=progress, warn=say)
+    publish(config, say)  # the ladder's index now links to the final
     return tournament, table
+
+
+def publish(config: LadderConfig, warn: Warn) -> None:
+    """Rewrite the ladder's site (under its lock)."""
+    with locked_output(config.output):
+        run = LadderRun.open(config, warn)
+        try:
+            write_site(run)
+        finally:
+            run.close()

@@ -8,9 +8,9 @@ under a millisecond for 1,000 entrants: ``bench/bench_ladder.py --choose`` measu
    first (its place in the list). Past placement, the player whose rating is least
    certain (the largest OpenSkill σ) is the anchor; ties go to the fewest games.
 2. **The opponents.** The ``seats − 1`` free players nearest the anchor in μ, where each
-   earlier meeting with the anchor counts as :data:`REPEAT_COST` μ times the share by
-   which it exceeds what a uniform draw would have given: close ratings first, and no
-   table repeated more often than needed.
+   earlier meeting with the anchor adds :data:`REPEAT_COST` μ divided by the meetings a
+   uniform draw would have given it with each player: close ratings first, and no table
+   repeated more often than needed.
 3. **The seats.** Of the table's rotations (the anchor's order by μ), the one whose
    players have sat least often in the seats it gives them, so that each player sits
    each seat about equally often.
