@@ -78,6 +78,22 @@ async def test_a_ladder_plays_records_and_publishes_its_games(tmp_path: Path) ->
     assert len(warnings) == 1 and "is damaged" in warnings[0]
     assert (config.output / f"{REGISTRY}.damaged-1").exists()
 
+    # A damaged store is moved aside and rebuilt from its readable rows and games.pgn.
+    database = config.output / DATABASE
+    with open(database, "r+b") as file:
+        file.seek(4096)
+        file.write(b"\xff" * 4096 * 3)
+    for suffix in ("-wal", "-shm"):
+        (config.output / f"{DATABASE}{suffix}").unlink(missing_ok=True)
+    warnings.clear()
+    run = LadderRun.open(config, warnings.append)
+    try:
+        assert run.standings.count == 6
+    finally:
+        run.close()
+    assert "moved aside as results.sqlite.damaged-1" in warnings[0]
+    assert stored(config) == games and pgn_games(config) == 6
+
 
 async def test_an_update_mid_run_replaces_the_old_version_at_once(tmp_path: Path) -> None:
     config = make_ladder(

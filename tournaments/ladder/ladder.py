@@ -47,6 +47,7 @@ from tournaments.ladder.registry import REGISTRY, Registry, State, Version
 from tournaments.ladder.settings import LadderConfig
 from tournaments.ladder.site import write_site
 from tournaments.ladder.standings import Row, Standings
+from tournaments.recovery import pgn_games
 from tournaments.runner import BOT_PIDS, LOGS, locked_output, next_run_directory, write_atomically
 from tournaments.site import game_page_path
 from tournaments.store import (
@@ -126,15 +127,18 @@ def open_store(output: Path, config_json: str, warn: Warn) -> ResultStore:
     try:
         store = ResultStore.open(path)
     except DamagedStore as damage:
-        saved, games = salvage(path)
+        saved, rows = salvage(path)
         attempts = salvage_attempts(path)
         moved = set_aside(path)
+        games = {game.index: game for game in pgn_games(output / PGN)}
+        from_pgn = len(games)
+        games.update((game.index, game) for game in rows)
         warn(
-            f"{path} is damaged ({damage}); moved aside as {moved.name} and rebuilt"
-            f" from its {len(games)} readable games"
+            f"{damage}; moved aside as {moved.name} and rebuilt from its {len(rows)}"
+            f" readable games and the {from_pgn} of {PGN} ({len(games)} games in all)"
         )
         store = ResultStore.open(path)
-        store.replace_games(games)
+        store.replace_games(games[index] for index in sorted(games))
         store.restore_attempts(attempts)
         if saved is not None:
             store.save_config(saved)
