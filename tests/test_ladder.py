@@ -223,3 +223,20 @@ def test_the_ladder_file_is_checked_in_one_line(tmp_path: Path) -> None:
             load_ladder(path)
         assert "\n" not in str(caught.value)
         assert str(path) in str(caught.value)
+
+
+async def test_a_verdant_ladder_seats_its_tables_of_three(tmp_path: Path) -> None:
+    path = tmp_path / "verdant.toml"
+    path.write_text(
+        'game = "verdant"\nseats = 3\noutput = "out"\ntc = "10+0.1"\nconcurrency = 1\n'
+        'placement_games = 1\nscan_interval = 0.2\nsandbox = "off"\n'
+    )
+    config = load_ladder(path)
+    for name in "abcd":
+        write_version(config.entries, name, "v1", "python -m bots.verdant.greedy", None)
+    finished = await run_ladder(config, games=3)
+    games = stored(config)
+    assert all(len(set(players)) == 3 for _, players in games)
+    # Placement first: the fourth entrant is seated by the second table at the latest.
+    assert {name for _, players in games[:2] for name in players} == {f"{n}@v1" for n in "abcd"}
+    assert len(finished.rows) == 4
