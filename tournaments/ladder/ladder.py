@@ -300,6 +300,7 @@ class LadderRun:
             self._matched = None
             self.registry.settle(version.player, State.ACTIVE, "", f"{version.player} accepted")
             self._field_changed.set()
+            self._wake()  # a slot waiting for players reopens the pool at once
         self._refresh(force=True)
 
     async def watch(self) -> None:
