@@ -21,9 +21,12 @@ Everything works on the engine's cell bitmasks (:mod:`referee.games.ivy.board`).
 
 from __future__ import annotations
 
+import argparse
+import functools
 from dataclasses import dataclass
 from functools import lru_cache
 
+from bots.random import RandomBot
 from bots.sdk import Bot, Clock, main
 from referee.errors import IllegalDecision
 from referee.games.ivy import (
@@ -541,14 +544,27 @@ NOISE = 0.2
 
 
 class GreedyBot(Bot):
-    """Plays the candidate turn whose resulting position evaluates best (ties broken by seed)."""
+    """Plays the candidate turn whose resulting position evaluates best (ties broken by seed).
+
+    With ``skill`` below 1 (``--skill P``) it plays that turn with probability ``P`` and
+    a random bot's turn otherwise: a bot of known strength, the higher ``P`` the
+    stronger (``bench/bench_ladder.py`` ranks a field of them)."""
 
     name = "greedy"
     author = "ivy-referee"
     version = "1.0"
 
+    def __init__(self, seed: int | None = None, skill: float = 1.0) -> None:
+        super().__init__(seed)
+        self.skill = skill
+        self._random = RandomBot(seed)
+        self._random.rng = self.rng  # one seeded stream: a game replays from the seed
+
     def choose(self, position: Position, clock: Clock) -> Turn:
-        """The best candidate turn after one turn of lookahead."""
+        """The best candidate turn after one turn of lookahead (or, with probability
+        ``1 - skill``, a random one)."""
+        if self.skill < 1.0 and self.rng.random() >= self.skill:
+            return self._random.choose(position, clock)
         me = position.to_move
         best_turn, best_score = Turn.PASS, -2 * WIN
         for turn, after in candidate_turns(position):
@@ -558,5 +574,16 @@ class GreedyBot(Bot):
         return best_turn
 
 
+def skill(text: str) -> float:
+    """``--skill``'s value: a probability."""
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"skill must be from 0 to 1, not {text}")
+    return value
+
+
 if __name__ == "__main__":
-    main(GreedyBot)
+    options = argparse.ArgumentParser(add_help=False)
+    options.add_argument("--skill", type=skill, default=1.0)
+    known, rest = options.parse_known_args()
+    main(functools.partial(GreedyBot, skill=known.skill), rest)

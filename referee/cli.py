@@ -1224,5 +1224,185 @@ def site(output_dir: Path) -> None:
     click.echo(printable(f"Wrote {output_dir / INDEX} and {count} game pages"))
 
 
+# --- the ladder -------------------------------------------------------------------
+
+
+class _LadderGroup(click.Group):
+    """``referee ladder LADDER.toml`` runs the ladder (the ``run`` command); the other
+    words (``add``, ``update``, ``retire``, ``list``, ``final``) are its commands."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+_LADDER_FILE = click.argument(
+    "ladder_file", metavar="LADDER.toml", type=click.Path(dir_okay=False, path_type=Path)
+)
+
+
+@main.group(cls=_LadderGroup)
+def ladder() -> None:
+    """A contest ladder: entrants join and update their bots while it runs (docs/ladder.md).
+
+    `referee ladder LADDER.toml` runs it; `add`, `update`, `retire` and `list` manage its
+    entries folder while it runs; `final` freezes submissions and plays the final phase.
+    """
+
+
+@ladder.command("run")
+@_LADDER_FILE
+@click.option("--games", type=click.IntRange(min=1), help="Stop once the ladder holds N games.")
+@click.option("--concurrency", type=click.IntRange(min=1), help="Games at once (default: CPUs).")
+@click.option("--sandbox", type=click.Choice(["auto", "on", "off"]), help="The bots' sandbox.")
+@click.option("--output", metavar="DIR", help="The ladder's folder (default: from the file).")
+@click.option("--quiet", is_flag=True, help="One line per game instead of a live leaderboard.")
+def ladder_run(
+    ladder_file: Path,
+    games: int | None,
+    concurrency: int | None,
+    sandbox: str | None,
+    output: str | None,
+    quiet: bool,
+) -> None:
+    """Run (or resume) the ladder of LADDER.toml until Ctrl-C (or --games N games)."""
+    from rich.console import Console
+
+    from tournaments.ladder.board import Board, leaderboard_table
+    from tournaments.ladder.ladder import run_ladder
+    from tournaments.ladder.settings import load_ladder
+
+    config = load_ladder(ladder_file, concurrency=concurrency, sandbox=sandbox, output=output)
+    _check_sandbox(config.template.sandbox)
+    console = Console()
+    board = Board(console, live=not quiet)
+    try:
+        finished = _run(lambda: run_ladder(config, games=games, warn=_warn, board=board))
+    finally:
+        board.close()
+    title = f"{config.template.event}: {finished.games} games"
+    console.print(leaderboard_table(finished.rows, title))
+    click.echo(
+        printable(
+            f"Ladder in {config.output}/ (results.sqlite, ladder.sqlite, games.pgn, index.html)"
+        )
+    )
+
+
+def _entry_options(command: Any) -> Any:
+    command = click.option("--cmd", "cmd", required=True, help="The bot's command line.")(command)
+    command = click.option(
+        "--from",
+        "source",
+        type=click.Path(file_okay=False, exists=True, path_type=Path),
+        help="A folder whose files the version holds (copied).",
+    )(command)
+    return click.option("--version", "version", help="The version's name (default: v<N+1>).")(
+        command
+    )
+
+
+def _write_entry(
+    ladder_file: Path,
+    entrant: str,
+    cmd: str,
+    source: Path | None,
+    version: str | None,
+    *,
+    new: bool,
+) -> None:
+    from tournaments.ladder.entries import EntryError, next_version, write_version
+    from tournaments.ladder.settings import load_ladder
+
+    config = load_ladder(ladder_file)
+    exists = (config.entries / entrant).is_dir()
+    if new and exists:
+        raise EntryError(f"{entrant} is already an entrant: use `referee ladder update`")
+    if not new and not exists:
+        raise EntryError(f"{entrant} is not an entrant yet: use `referee ladder add`")
+    name = version or next_version(config.entries, entrant)
+    target = write_version(config.entries, entrant, name, cmd, source)
+    click.echo(
+        printable(f"{entrant}@{name} written to {target}; the ladder checks it at its next scan")
+    )
+
+
+@ladder.command("add")
+@_LADDER_FILE
+@click.argument("entrant")
+@_entry_options
+def ladder_add(
+    ladder_file: Path, entrant: str, cmd: str, source: Path | None, version: str | None
+) -> None:
+    """Add ENTRANT with its first version (written whole into the entries folder)."""
+    _write_entry(ladder_file, entrant, cmd, source, version, new=True)
+
+
+@ladder.command("update")
+@_LADDER_FILE
+@click.argument("entrant")
+@_entry_options
+def ladder_update(
+    ladder_file: Path, entrant: str, cmd: str, source: Path | None, version: str | None
+) -> None:
+    """Give ENTRANT a new version; once it passes its check, it replaces the old one."""
+    _write_entry(ladder_file, entrant, cmd, source, version, new=False)
+
+
+@ladder.command("retire")
+@_LADDER_FILE
+@click.argument("entrant")
+def ladder_retire(ladder_file: Path, entrant: str) -> None:
+    """Retire ENTRANT: no longer matched nor ranked (its games are kept)."""
+    from tournaments.ladder.entries import retire
+    from tournaments.ladder.settings import load_ladder
+
+    config = load_ladder(ladder_file)
+    marker = retire(config.entries, entrant)
+    click.echo(printable(f"{entrant} retired ({marker}); the ladder sees it at its next scan"))
+
+
+@ladder.command("list")
+@_LADDER_FILE
+def ladder_list(ladder_file: Path) -> None:
+    """List every entrant's versions: registered (with state and games) or waiting."""
+    from tournaments.ladder.listing import listing
+    from tournaments.ladder.settings import load_ladder
+
+    for line in listing(load_ladder(ladder_file)):
+        click.echo(printable(line))
+
+
+@ladder.command("final")
+@_LADDER_FILE
+@click.option("--top", type=click.IntRange(min=2), required=True, help="Entrants in the final.")
+@click.option(
+    "--tables",
+    type=click.IntRange(min=1),
+    help="Tables in all, at least (default: 10 games per table of one round-robin cycle).",
+)
+@click.option("--quiet", is_flag=True, help="One plain line per game instead of a live display.")
+def ladder_final(ladder_file: Path, top: int, tables: int | None, quiet: bool) -> None:
+    """Freeze submissions and play the final among the top K: a round-robin rated by the
+    Plackett–Luce fit with 95% intervals (final/ratings.json, .csv, index.html)."""
+    from rich.console import Console
+
+    from tournaments.ladder.final import run_final
+    from tournaments.ladder.settings import load_ladder
+    from tournaments.progress import make_progress
+    from tournaments.report import rating_table
+
+    config = load_ladder(ladder_file)
+    _check_sandbox(config.template.sandbox)
+    console = Console()
+    progress = make_progress(quiet=True if quiet else None, console=console)
+    tournament, table = _run(
+        lambda: run_final(config, top=top, tables=tables, progress=progress, warn=_warn)
+    )
+    console.print(rating_table(table, title=f"{config.template.event}: final"))
+    console.print(_results_line(tournament), markup=False, highlight=False, soft_wrap=True)
+
+
 if __name__ == "__main__":
     main()

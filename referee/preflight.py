@@ -13,7 +13,7 @@ they will in the games (same sandbox, limits and log files).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import trio
 
@@ -33,7 +33,13 @@ MakePlayer = Callable[[str, trio.Nursery], BotPlayer]
 
 
 class PreflightError(RefereeError):
-    """Some players' bots did not start or did not answer the handshake; nothing was played."""
+    """Some players' bots did not start or did not answer the handshake; nothing was played.
+
+    ``failures`` says why, by player (a ladder refuses one version with its reason)."""
+
+    def __init__(self, message: str, failures: Mapping[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.failures = dict(failures or {})
 
 
 async def preflight(
@@ -68,7 +74,8 @@ async def preflight(
         who = "a player" if len(failures) == 1 else f"{len(failures)} players"
         raise PreflightError(
             f"{who} failed the start-up check ({listed}); nothing was played or saved:"
-            " fix the command and run it again"
+            " fix the command and run it again",
+            failures,
         )
 
 

@@ -790,6 +790,18 @@ def _command(player: Any, base: Path | None) -> BotCommand:
     return command
 
 
+def player_command(table: Any, base: Path | None) -> BotCommand:
+    """One player as a ``[[players]]`` table (or a command string) gives it, a relative
+    ``dir`` taken from ``base``; :class:`ConfigError` with one line (a ladder's entries
+    are read with it: :mod:`tournaments.ladder.entries`)."""
+    try:
+        return _command(table, base)
+    except ConfigError:
+        raise
+    except RefereeError as error:
+        raise ConfigError(str(error)) from None
+
+
 def _command_from_table(table: Mapping[str, Any]) -> BotCommand:
     """A ``[[players]]`` table as a :class:`BotCommand`."""
     if "cmd" not in table:

@@ -511,6 +511,25 @@ def _stored(index: int, record: PgnRecord) -> GameRecord:
     )
 
 
+def pgn_games(path: Path) -> list[GameRecord]:
+    """The finished games of the PGN file at ``path`` that carry a ``GameNumber`` tag, as
+    the store keeps them, the first of each number; unreadable games are skipped. (A
+    ladder, which has no schedule to check games against, rebuilds a damaged store from
+    them: :mod:`tournaments.ladder.ladder`.)"""
+    found: dict[int, GameRecord] = {}
+    for record in _read_pgn(path):
+        if isinstance(record, PgnError):
+            continue
+        number = record.tags.get("GameNumber", "")
+        players = seat_players(record.tags)
+        if not number.isdigit() or int(number) < 1 or not players:
+            continue
+        if result_places(record.result, len(players)) is None:
+            continue
+        found.setdefault(int(number) - 1, _stored(int(number) - 1, record))
+    return [found[index] for index in sorted(found)]
+
+
 def _date(record: PgnRecord) -> str:
     """When a game read back from the PGN was played: its ``Date`` tag as ISO 8601."""
     date = record.tags.get("Date", "")

@@ -984,3 +984,10 @@ class _PgnTally:
             s = "s" * (self.unfinished != 1)
             warnings.append(f"left out {self.unfinished} unfinished game{s} (*)")
         return tuple(warnings)
+
+
+# Public seams for the ladder (tournaments.ladder), which keeps its folder as a tournament
+# keeps its output directory: locked, one logs/run-N per run, small files written whole.
+locked_output = _locked
+next_run_directory = _next_run_directory
+write_atomically = _write_atomically
