@@ -48,11 +48,17 @@ from referee.match import (
     GameResult,
     MatchConfig,
     MatchOpenings,
+    MatchPlan,
     MatchScore,
     OpeningsOrder,
+    first_game_number,
+    plan_path,
+    read_plan,
+    recorded_games,
     rotation_games,
     run_match,
     unique_names,
+    write_plan,
 )
 from referee.pgn import iter_pgn_file, read_game, seat_players
 from referee.play import play_against
@@ -650,6 +656,36 @@ SPRT_MAX_GAMES = 100_000
     " (default: a secret random seed per game; the game's Seed tag records it).",
 )
 @click.option("--event", default="Match", show_default=True, help="The PGN Event tag.")
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Games at once, each on a worker process of its own (as a tournament's).",
+)
+@click.option(
+    "--recover",
+    is_flag=True,
+    help="Finish the last match into --pgn (killed or stopped): its games already in the PGN"
+    " count, the missing ones are played. Give the same settings as when it started.",
+)
+@click.option(
+    "--output",
+    "output_format",
+    type=click.Choice(["referee", "cutechess"]),
+    default="referee",
+    show_default=True,
+    help="Progress lines: referee's, or cutechess-cli's (Started game…, Finished game…,"
+    " Score of… after each game), which fastchess also writes.",
+)
+@click.option(
+    "--ratinginterval",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Two bots: print the Score, Elo difference (and Ptnml) lines every N games (0: at"
+    " the end only).",
+)
 def match(
     bots: tuple[str, ...],
     game: str,
@@ -665,6 +701,10 @@ def match(
     log_dir: Path,
     seed: int | None,
     event: str,
+    concurrency: int,
+    recover: bool,
+    output_format: str,
+    ratinginterval: int,
     sandbox: SandboxPolicy,
 ) -> None:
     """Play games between bots, one bot a seat, the seats rotating.
@@ -680,7 +720,7 @@ def match(
     match ends with the test's verdict.
     """
     from tournaments.config import check_openings, read_openings
-    from tournaments.sprt import Sprt, SprtRun
+    from tournaments.sprt import Pentanomial, Sprt, SprtRun
 
     if sprt is not None:  # "--sprt elo0=0 elo1=5 …" as fastchess writes it: the words after
         # the first arrive among the BOTS (click options take one word); no bot is "elo1=5".
@@ -698,12 +738,37 @@ def match(
         raise SettingsError(
             f"--sprt tests one bot against another: give 2 bots, not {len(commands)}"
         )
+    # What fixes the match's games: a recovery must be given the same (docs: --recover).
+    plan_settings: dict[str, Any] = {
+        "bots": list(bots),
+        "game": game,
+        "options": list(options),
+        "tc": tc,
+        "games": games,
+        "openings": None if openings is None else str(openings),
+        "openings_order": openings_order,
+        "sprt": sprt,
+        "seed": seed,
+        "event": event,
+    }
+    plan = read_plan(pgn) if recover else None
+    if plan is not None and plan.settings != plan_settings:
+        changed = ", ".join(
+            key for key in plan_settings if plan.settings.get(key) != plan_settings[key]
+        )
+        raise SettingsError(
+            f"--recover finishes the match {plan_path(pgn)} describes: give the settings it"
+            f" was started with (these differ: {changed})"
+        )
     book = None
     if openings is not None:
         positions = read_openings(openings)
         check_openings(rules, len(commands), config.options, positions, openings)
-        order_seed = secrets.randbits(63) if seed is None else seed
-        book = MatchOpenings(positions, openings_order or "sequential", order_seed)
+        if plan is not None:
+            order_seed = plan.order_seed
+        else:
+            order_seed = secrets.randbits(63) if seed is None else seed
+        book = MatchOpenings(positions, openings_order or "sequential", order_seed or 0)
     elif openings_order is not None:
         raise SettingsError("--openings-order orders the positions of --openings: give both")
     if games is not None:
@@ -713,35 +778,71 @@ def match(
     else:
         wanted = len(commands) * (1 if book is None else len(book.openings))
     rounds = rotation_games(wanted, len(commands))
+    paired = len(commands) == 2 and rounds % 2 == 0
     # Two bots' games 2k and 2k + 1 are a pair: both colours (with openings, of one opening).
-    run = None if test is None else SprtRun.start(test, pairs=rounds % 2 == 0)
-    if rounds != wanted:
+    run = None if test is None else SprtRun.start(test, pairs=paired)
+    if rounds != wanted and plan is None:
         _warn(
             f"{wanted} games rounded up to {rounds}, a multiple of the {len(commands)} bots,"
             " so that each bot sits each seat equally often"
         )
     unit = "turns" if rules.alternating else "decisions"
+    first_scores: list[float] = []  # the first bot's, game by game (its pairs: Ptnml)
+    cutechess = output_format == "cutechess"
+    names = unique_names(commands)
+
+    def rating_lines(score: MatchScore) -> list[str]:
+        lines = _score_lines(score)
+        if paired and len(first_scores) >= 2:
+            lines.append(f"Ptnml(0-2): {Pentanomial.from_scores(first_scores)}")
+        return lines
+
+    def started(number: int, players: tuple[str, ...]) -> None:
+        if cutechess:
+            shown = " vs ".join(printable(name) for name in players)
+            click.echo(f"Started game {number - first + 1} of {rounds} ({shown})")
 
     def report(number: int, result: GameResult, score: MatchScore) -> None:
         players = " vs ".join(printable(name) for name in result.players)
         reason = for_terminal(result.ending.reason)  # it may quote a bot
-        click.echo(
-            f"game {number}: {players}  {result.result}  "
-            f"({reason}; {result.record.tags['PlyCount']} {unit})"
-        )
         nonlocal run
-        if run is not None:
+        if len(score.names) == 2:
             mine, theirs = (result.ending.places[result.players.index(n)] for n in score.names)
-            run = run.plus(1.0 if mine < theirs else 0.0 if mine > theirs else 0.5)
+            first_scores.append(1.0 if mine < theirs else 0.0 if mine > theirs else 0.5)
+        if cutechess:
+            click.echo(
+                f"Finished game {number - first + 1} ({players}): {result.result} {{{reason}}}"
+            )
+            if len(score.names) == 2:
+                click.echo(_score_lines(score)[0])
+        else:
+            click.echo(
+                f"game {number}: {players}  {result.result}  "
+                f"({reason}; {result.record.tags['PlyCount']} {unit})"
+            )
+        if run is not None:
+            run = run.plus(first_scores[-1])
             if run.counted:
                 click.echo(f"  SPRT {run.report().line()}")
+        if ratinginterval and len(score.names) == 2 and score.games % ratinginterval == 0:
+            for line in rating_lines(score)[0 if not cutechess else 1 :]:
+                click.echo(line)
 
     def decided(score: MatchScore) -> bool:
         return run is not None and run.counted and run.report().status.finished
 
+    first = plan.first if plan is not None else first_game_number(pgn, log_dir)
+    recorded = {} if plan is None else recorded_games(pgn, names, plan.first, plan.games)
+    if plan is not None:
+        rounds = plan.games
+        click.echo(
+            f"Recovering the match of {plan_path(pgn)}: {len(recorded)} of its {rounds} games"
+            f" are in {pgn}"
+        )
+
     async def check_then_play() -> MatchScore:
         # Every bot must start and answer a handshake before anything is written.
-        players = dict(zip(unique_names(commands), commands, strict=True))
+        players = dict(zip(names, commands, strict=True))
         await preflight(
             list(players),
             lambda name, nursery: BotPlayer(
@@ -755,6 +856,11 @@ def match(
             seats=len(commands),
         )
         pgn.parent.mkdir(parents=True, exist_ok=True)
+        if plan is None:
+            order = None if book is None else book.seed
+            write_plan(
+                pgn, MatchPlan(first=first, games=rounds, order_seed=order, settings=plan_settings)
+            )
         return await run_match(
             commands,
             config,
@@ -763,7 +869,11 @@ def match(
             seed=seed,
             openings=book,
             on_game=report,
+            on_start=started,
             stop=decided,
+            concurrency=concurrency,
+            first=first,
+            recorded=recorded,
         )
 
     try:
@@ -773,7 +883,7 @@ def match(
             _interrupted(f"Interrupted: finished games are in {pgn}")
         raise
     if len(score.names) == 2:
-        for line in _score_lines(score):
+        for line in rating_lines(score) if cutechess else _score_lines(score):
             click.echo(line)
     if len(score.names) != 2 or rules.scored_in_points:
         for line in _standing_lines(score):
