@@ -870,6 +870,7 @@ def match(
             openings=book,
             on_game=report,
             on_start=started,
+            warn=_warn,
             stop=decided,
             concurrency=concurrency,
             first=first,
@@ -883,7 +884,8 @@ def match(
             _interrupted(f"Interrupted: finished games are in {pgn}")
         raise
     if len(score.names) == 2:
-        for line in rating_lines(score) if cutechess else _score_lines(score):
+        # cutechess-cli's lines: the Score line followed the last game already.
+        for line in rating_lines(score)[1:] if cutechess and score.games else _score_lines(score):
             click.echo(line)
     if len(score.names) != 2 or rules.scored_in_points:
         for line in _standing_lines(score):

@@ -36,7 +36,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol, get_args
+from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
 import msgspec
 import trio
@@ -67,12 +67,14 @@ from referee.pgn import (
     read_games,
     result_places,
     seat_players,
-    tagged_scores,
 )
 from referee.process import BotCommand, BotProcess, open_bot
 from referee.sandbox import SandboxPolicy
 from referee.session import Ending, GameSession, Request, check_players
 from referee.tally import Tally
+
+if TYPE_CHECKING:
+    from tournaments.store import GameRecord as StoredGame
 
 GOODBYE_TIMEOUT = 0.5
 """How long writing a goodbye (error, game_over, quit) to a bot may take."""
@@ -1003,7 +1005,10 @@ def recorded_games(
     ``names`` seated as :func:`seating` seats them) that ``pgn`` already holds, by index
     (from 0): a game is the match's when its ``Round`` tag is one of those numbers and its
     seat tags name the bots that number seats; the first such game of a number counts,
-    a game without a result (``*``) or that cannot be read does not."""
+    a game without a result (``*``) or that cannot be read does not. Each is read as a
+    tournament's recovery reads a game (:func:`tournaments.recovery.stored_game`)."""
+    from tournaments.recovery import stored_game
+
     found: dict[int, GameResult] = {}
     if not pgn.exists():
         return found
@@ -1016,24 +1021,19 @@ def recorded_games(
         if not 0 <= index < games or index in found:
             continue
         players = seat_players(record.tags)
-        if players != tuple(names[bot] for bot in seating(index, seats)):
+        expected = tuple(names[bot] for bot in seating(index, seats))
+        if players != expected or result_places(record.result, seats) is None:
             continue
-        places = result_places(record.result, seats)
-        if places is None:
-            continue
-        scores = tagged_scores(record.tags)
-        if scores is None or len(scores) != seats:
-            scores = (
-                tuple(1.0 if p < q else 0.0 if p > q else 0.5 for p, q in [places, places[::-1]])
-                if seats == 2
-                else tuple(0.0 for _ in places)
-            )
-        termination = record.tags.get("Termination", "normal")
-        ending = Ending(
-            scores=scores, termination=termination, reason="recovered from the PGN", places=places
-        )
-        found[index] = GameResult(record, ending, players)
+        found[index] = _result_of(stored_game(index, record), record)
     return found
+
+
+def _result_of(game: StoredGame, record: GameRecord, logs: tuple[str, ...] = ()) -> GameResult:
+    """A game as a tournament stores it, back as a :class:`GameResult` of its ``record``."""
+    ending = Ending(
+        scores=game.scores, termination=game.termination, reason=game.reason, places=game.places
+    )
+    return GameResult(record, ending, game.players, logs)
 
 
 class _Recorder:
@@ -1099,6 +1099,7 @@ async def run_match(
     on_game: Callable[[int, GameResult, MatchScore], Awaitable[None] | None] | None = None,
     stop: Callable[[MatchScore], bool] | None = None,
     on_start: Callable[[int, tuple[str, ...]], None] | None = None,
+    warn: Callable[[str], None] | None = None,
     concurrency: int = 1,
     first: int | None = None,
     recorded: Mapping[int, GameResult] | None = None,
@@ -1126,7 +1127,8 @@ async def run_match(
     reports and ``stop`` see the games in the same order as one after another, and
     once ``stop`` says so every worker is stopped and games numbered above the one that
     decided are dropped. A game whose worker died is played again with a fresh seed
-    (its record tagged ``Attempt``), at most :data:`MAX_ATTEMPTS` times. No bot sees
+    (its record tagged ``Attempt``), at most :data:`MAX_ATTEMPTS` times, and ``warn`` is
+    told so in one line. No bot sees
     ``pgn``, the log directory or another bot's ``dir``.
     """
     seats = len(commands)
@@ -1164,7 +1166,7 @@ async def run_match(
     if concurrency > 1:
         await _on_workers(
             commands, replace(config, sandbox=sandbox), names, to_play, recorder,
-            concurrency=concurrency, seed=seed, opening=opening, begin=begin,
+            concurrency=concurrency, seed=seed, opening=opening, begin=begin, warn=warn,
         )  # fmt: skip
         return score
     async with trio.open_nursery() as nursery:
@@ -1210,6 +1212,7 @@ async def _on_workers(
     seed: int | None,
     opening: Callable[[int], str | None],
     begin: Callable[[int], tuple[str, ...]],
+    warn: Callable[[str], None] | None,
 ) -> None:
     """Play ``to_play`` on ``concurrency`` worker processes; ``recorder`` takes them."""
     from tournaments.recovery import NUMBER_TAG
@@ -1232,11 +1235,7 @@ async def _on_workers(
         record = GameRecord(
             tags=tags, turns=record.turns, result=record.result, comment=record.comment
         )
-        game = done.game
-        ending = Ending(
-            scores=game.scores, termination=game.termination, reason=game.reason, places=game.places
-        )
-        return GameResult(record, ending, game.players, done.logs)
+        return _result_of(done.game, record, done.logs)
 
     async with process_pool(work, min(concurrency, max(1, len(to_play)))) as pool:
         finished, taken = trio.open_memory_channel[tuple[int, GameResult]](math.inf)
@@ -1261,6 +1260,12 @@ async def _on_workers(
                                 f"game {recorder.first + index}: {lost}{lost.hint},"
                                 f" {MAX_ATTEMPTS} times"
                             ) from None
+                        if warn is not None:
+                            warn(
+                                f"{lost} while playing game {recorder.first + index}: attempt"
+                                f" {attempt} abandoned, playing it again as attempt {attempt + 1}"
+                                f"{lost.hint}"
+                            )
                         continue
                     finished.send_nowait((index, result_of(done)))
                     break
