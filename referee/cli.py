@@ -717,7 +717,8 @@ def match(
     Prints a line per game, then the score with the Elo difference (two bots) or
     each bot's games, mean score and mean place. With --sprt, each finished game (or
     game pair) adds a line with the test's LLR, bounds, counts and Elo estimate, and the
-    match ends with the test's verdict.
+    match ends with the test's verdict. --concurrency N plays N games at once on worker
+    processes, counted in number order; --recover finishes the last match into --pgn.
     """
     from tournaments.config import check_openings, read_openings
     from tournaments.sprt import Pentanomial, Sprt, SprtRun
