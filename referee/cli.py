@@ -657,6 +657,20 @@ SPRT_MAX_GAMES = 100_000
 )
 @click.option("--event", default="Match", show_default=True, help="The PGN Event tag.")
 @click.option(
+    "--rounds",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Rounds of one rotation each: N × bots games (two bots: N game pairs, one per"
+    " opening in turn), as cutechess-cli's -rounds N -games 2 -repeat; instead of --games.",
+)
+@click.option(
+    "--each",
+    metavar="tc=TC [startup=S] [margin=M]",
+    default=None,
+    help="Settings of every bot, as fastchess's -each writes them (the words after it"
+    " count too): the same as --tc, --startup and --margin.",
+)
+@click.option(
     "--concurrency",
     type=click.IntRange(min=1),
     default=1,
@@ -701,6 +715,8 @@ def match(
     log_dir: Path,
     seed: int | None,
     event: str,
+    rounds: int | None,
+    each: str | None,
     concurrency: int,
     recover: bool,
     output_format: str,
@@ -728,6 +744,14 @@ def match(
         settings = [word for word in bots if word.partition("=")[0] in SPRT_KEYS]
         bots = tuple(word for word in bots if word not in settings)
         sprt = " ".join([sprt, *settings])
+    if each is not None:  # as --sprt's: "--each tc=10+0.1 startup=5", fastchess's words
+        words = [word for word in bots if word.partition("=")[0] in EACH_KEYS]
+        bots = tuple(word for word in bots if word not in words)
+        tc, startup, margin = _each_settings([each, *words], tc, startup, margin)
+    if rounds is not None:
+        if games is not None:
+            raise SettingsError("--rounds N plays N rotations of the seats: give it or --games")
+        games = rounds * len(bots)
     commands = [BotCommand.parse(bot) for bot in bots]
     config = _match_config(
         game, tc, startup, margin, options, log_dir=log_dir, event=event, sandbox=sandbox
@@ -745,7 +769,7 @@ def match(
         "game": game,
         "options": list(options),
         "tc": tc,
-        "games": games,
+        "games": games,  # --rounds N is --games N × bots
         "openings": None if openings is None else str(openings),
         "openings_order": openings_order,
         "sprt": sprt,
@@ -894,6 +918,39 @@ def match(
     if run is not None:
         click.echo(_sprt_verdict(run.report(), score.games))
     click.echo(f"Games: {pgn}  Logs: {log_dir}")
+
+
+EACH_KEYS = {"tc": "--tc", "startup": "--startup", "margin": "--margin"}
+"""The words of ``--each`` (fastchess's ``-each``), with the flag each stands for."""
+
+
+def _each_settings(
+    texts: list[str], tc: str, startup: float, margin: float
+) -> tuple[str, float, float]:
+    """The time control and allowances once ``--each``'s words are applied (checked: a
+    word the flags also give, twice or with its flag, is refused)."""
+    context = click.get_current_context()
+    given: dict[str, str] = {}
+    for word in (word for text in texts for word in text.split()):
+        key, equals, value = word.partition("=")
+        if key not in EACH_KEYS or not equals or not value:
+            known = ", ".join(f"{name}=…" for name in EACH_KEYS)
+            raise SettingsError(f"--each takes {known}, not {word!r}")
+        source = context.get_parameter_source(key)
+        if key in given or source is click.core.ParameterSource.COMMANDLINE:
+            raise SettingsError(f"--each {key}= and {EACH_KEYS[key]} (or a second {key}=)"
+                                " set the same thing: give one")  # fmt: skip
+        given[key] = value
+    allowances = {"startup": startup, "margin": margin}
+    for key in ("startup", "margin"):
+        if key in given:
+            try:
+                allowances[key] = float(given[key])
+            except ValueError:
+                allowances[key] = -1.0
+            if not allowances[key] >= 0:
+                raise SettingsError(f"--each {key}= is seconds, 0 or more, not {given[key]!r}")
+    return given.get("tc", tc), allowances["startup"], allowances["margin"]
 
 
 def _sprt_verdict(report: SprtReport, games: int) -> str:

@@ -286,3 +286,32 @@ def test_referee_output_prints_the_ratings_every_n_games(tmp_path: Path) -> None
 def test_bad_counts_are_usage_errors(tmp_path: Path, flag: str) -> None:
     result = run(*match_args(tmp_path, flag, "-1"))
     assert result.exit_code == 2 and not (tmp_path / "m.pgn").exists()
+
+
+def test_rounds_and_each_are_fastchess_words_for_games_and_settings(tmp_path: Path) -> None:
+    args = match_args(tmp_path, "--rounds", "3", "--each", "tc=7+0.2", "startup=4", "margin=0.3")
+    del args[args.index("--tc") : args.index("--tc") + 2]  # --each gives it
+    result = run(*args)
+    assert result.exit_code == 0, result.output
+    games = games_of(tmp_path / "m.pgn")
+    assert len(games) == 6  # 3 rounds of the 2 bots' rotation: 3 game pairs
+    assert {tags["TimeControl"] for tags, _, _ in games} == {"7+0.2"}
+    assert [tags["FEN"] for tags, _, _ in games][::2] == [tags["FEN"] for tags, _, _ in games][1::2]
+
+
+@pytest.mark.parametrize(
+    ("more", "error"),
+    [
+        (("--rounds", "2", "--games", "4"), "--rounds N plays N rotations of the seats"),
+        (("--each", "tc=1+0.1"), "--each tc= and --tc"),
+        (("--each", "startup=1 startup=2"), "(or a second startup=)"),
+        (("--each", "hash=16"), "--each takes tc=…, startup=…, margin=…, not 'hash=16'"),
+        (("--each", "margin=-1"), "--each margin= is seconds, 0 or more, not '-1'"),
+    ],
+)
+def test_bad_rounds_and_each_are_one_error_line(
+    tmp_path: Path, more: tuple[str, ...], error: str
+) -> None:
+    result = run(*match_args(tmp_path, *more))
+    assert result.exit_code == 1 and result.stderr.count("\n") == 1, result.output
+    assert error in result.stderr and not (tmp_path / "m.pgn").exists()
