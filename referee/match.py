@@ -64,7 +64,6 @@ from referee.pgn import (
     append_game,
     iter_pgn_file,
     iter_pgn_headers,
-    read_games,
     result_places,
     seat_players,
 )
@@ -1068,11 +1067,8 @@ class _Recorder:
             self.next += 1
             number = self.first + index
             if index not in self.recovered:
-                if self.pgn is not None:
-                    append_game(self.pgn, result.record)
-                if self.log_dir is not None and result.logs:
-                    log_path = self.log_dir / f"game-{number:04d}.log"
-                    log_path.write_text("\n".join(result.logs) + "\n", encoding="utf-8")
+                # In a thread: the fsync would hold up the games still being played.
+                await trio.to_thread.run_sync(self._save, number, result)
             self.score.add(result)
             if self.on_game is not None:
                 maybe = self.on_game(number, result, self.score)
@@ -1081,6 +1077,13 @@ class _Recorder:
             if self.stop is not None and self.stop(self.score):
                 self.finished = True
         return self.finished
+
+    def _save(self, number: int, result: GameResult) -> None:
+        if self.pgn is not None:
+            append_game(self.pgn, result.record)
+        if self.log_dir is not None and result.logs:
+            log_path = self.log_dir / f"game-{number:04d}.log"
+            log_path.write_text("\n".join(result.logs) + "\n", encoding="utf-8")
 
 
 MAX_ATTEMPTS = 3
@@ -1215,7 +1218,6 @@ async def _on_workers(
     warn: Callable[[str], None] | None,
 ) -> None:
     """Play ``to_play`` on ``concurrency`` worker processes; ``recorder`` takes them."""
-    from tournaments.recovery import NUMBER_TAG
     from tournaments.workers import GameDone, GameJob, GameLost, Work, process_pool
 
     seats = len(commands)
@@ -1224,18 +1226,14 @@ async def _on_workers(
         commands=dict(zip(names, commands, strict=True)),
         seats=seats,
         log_dir=config.log_dir,
+        for_match=True,
     )
     queue = iter(to_play)
 
     def result_of(done: GameDone) -> GameResult:
-        record = next(iter(read_games(done.game.pgn)), None)
-        if not isinstance(record, GameRecord):
-            raise RefereeFault(f"a worker sent a game that cannot be read: {record}")
-        tags = {k: v for k, v in record.tags.items() if k != NUMBER_TAG}
-        record = GameRecord(
-            tags=tags, turns=record.turns, result=record.result, comment=record.comment
-        )
-        return _result_of(done.game, record, done.logs)
+        if done.record is None:
+            raise RefereeFault("a worker sent a game without its record")
+        return _result_of(done.game, done.record, done.logs)
 
     async with process_pool(work, min(concurrency, max(1, len(to_play)))) as pool:
         finished, taken = trio.open_memory_channel[tuple[int, GameResult]](math.inf)
