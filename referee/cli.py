@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 import trio
+from msgspec.structs import replace as replace_struct
 
 from referee import __version__
 from referee.clock import (
@@ -822,7 +823,10 @@ def match(
             lines.append(f"Ptnml(0-2): {Pentanomial.from_scores(first_scores)}")
         return lines
 
-    def started(number: int, players: tuple[str, ...]) -> None:
+    def started(number: int, players: tuple[str, ...], attempt: int) -> None:
+        # The plan says which attempts were begun: one killed now is never dealt again.
+        begun[number - first] = attempt
+        write_plan(pgn, replace_struct(plan_now, begun=begun))
         if cutechess:
             shown = " vs ".join(printable(name) for name in players)
             click.echo(f"Started game {number - first + 1} of {rounds} ({shown})")
@@ -858,6 +862,13 @@ def match(
 
     first = plan.first if plan is not None else first_game_number(pgn, log_dir)
     recorded = {} if plan is None else recorded_games(pgn, names, plan.first, plan.games)
+    begun = {} if plan is None else dict(plan.begun)
+    plan_now = plan or MatchPlan(
+        first=first,
+        games=rounds,
+        order_seed=None if book is None else book.seed,
+        settings=plan_settings,
+    )
     if plan is not None:
         rounds = plan.games
         click.echo(
@@ -881,11 +892,7 @@ def match(
             seats=len(commands),
         )
         pgn.parent.mkdir(parents=True, exist_ok=True)
-        if plan is None:
-            order = None if book is None else book.seed
-            write_plan(
-                pgn, MatchPlan(first=first, games=rounds, order_seed=order, settings=plan_settings)
-            )
+        write_plan(pgn, plan_now)
         return await run_match(
             commands,
             config,
@@ -900,6 +907,7 @@ def match(
             concurrency=concurrency,
             first=first,
             recorded=recorded,
+            begun=begun,
         )
 
     try:

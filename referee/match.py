@@ -59,6 +59,7 @@ from referee.errors import BotCrashed, BotFault, BotTimeout, RefereeFault, Setti
 from referee.games import DEFAULT_GAME, game_seed, get_entry, get_game
 from referee.games.base import GameSettings
 from referee.pgn import (
+    ATTEMPT_TAG,
     GameRecord,
     PgnError,
     append_game,
@@ -963,13 +964,16 @@ def first_game_number(pgn: Path | None, log_dir: Path | None) -> int:
 class MatchPlan(msgspec.Struct, frozen=True, kw_only=True):
     """What a match will play, kept beside its PGN (:func:`plan_path`) so that ``referee
     match --recover`` can finish it after a kill: its first game's number, its number of
-    games, the seed that orders its openings, and the settings it was started with (a
-    recovery must be given the same ones)."""
+    games, the seed that orders its openings, the settings it was started with (a
+    recovery must be given the same ones) and the attempts it began at each game (a game
+    begun and not recorded is played again as its next attempt, with a seed of its own)."""
 
     first: int
     games: int
     order_seed: int | None = None
     settings: dict[str, Any] = msgspec.field(default_factory=dict)
+    begun: dict[int, int] = msgspec.field(default_factory=dict)
+    """The attempts begun at each game (by index from 0), as the match begins them."""
 
 
 def plan_path(pgn: Path) -> Path:
@@ -1086,6 +1090,16 @@ class _Recorder:
             log_path.write_text("\n".join(result.logs) + "\n", encoding="utf-8")
 
 
+def _attempted(result: GameResult, attempt: int) -> GameResult:
+    """``result`` with its record tagged as attempt ``attempt`` (nothing for a first one)."""
+    if attempt == 1:
+        return result
+    record = result.record
+    tags = {**record.tags, ATTEMPT_TAG: str(attempt)}
+    record = GameRecord(tags=tags, turns=record.turns, result=record.result, comment=record.comment)
+    return replace(result, record=record)
+
+
 MAX_ATTEMPTS = 3
 """Attempts at one game of a match played on worker processes whose worker keeps dying
 before the match stops with an error."""
@@ -1101,11 +1115,12 @@ async def run_match(
     openings: MatchOpenings | None = None,
     on_game: Callable[[int, GameResult, MatchScore], Awaitable[None] | None] | None = None,
     stop: Callable[[MatchScore], bool] | None = None,
-    on_start: Callable[[int, tuple[str, ...]], None] | None = None,
+    on_start: Callable[[int, tuple[str, ...], int], None] | None = None,
     warn: Callable[[str], None] | None = None,
     concurrency: int = 1,
     first: int | None = None,
     recorded: Mapping[int, GameResult] | None = None,
+    begun: Mapping[int, int] | None = None,
 ) -> MatchScore:
     """Play ``games`` games between ``commands``, one bot a seat, seats rotated.
 
@@ -1119,19 +1134,24 @@ async def run_match(
     ``[Round "N"]`` and ``game-NNNN.log``. Games are taken in number order: each is
     appended to ``pgn`` (and its bot logs written under ``config.log_dir``), counted,
     and ``on_game`` is called with N, then ``stop``, which ends the match early when it
-    says so (an SPRT that has decided). ``on_start`` is called with N and the players in
-    seat order as each game is begun (in number order too, but possibly before games
-    numbered below it finish). ``recorded`` games (by index, from
-    :func:`recorded_games`) are taken in their turn without being played or saved again.
+    says so (an SPRT that has decided). ``on_start`` is called with N, the players in
+    seat order and the attempt (from 1) as each attempt at a game is begun (in number
+    order too, but possibly before games numbered below it finish). ``recorded`` games
+    (by index, from :func:`recorded_games`) are taken in their turn without being played
+    or saved again; ``begun`` says how many attempts at a game (by index) an earlier run
+    of the match began and never recorded: its next attempt is the one after them.
+    Attempt A > 1 is seeded with ``game_seed(seed, index, A)`` and its record tagged
+    ``[Attempt "A"]``, as a tournament's (docs/records.md, "Attempts"), so no attempt is
+    dealt what one before it dealt.
 
     With ``concurrency`` above 1 the games are played on that many worker processes
     (:func:`tournaments.workers.process_pool`), each keeping its bots between games; a
     game that finishes before one numbered below it waits for it, so the PGN, the
     reports and ``stop`` see the games in the same order as one after another, and
     once ``stop`` says so every worker is stopped and games numbered above the one that
-    decided are dropped. A game whose worker died is played again with a fresh seed
-    (its record tagged ``Attempt``), at most :data:`MAX_ATTEMPTS` times, and ``warn`` is
-    told so in one line. No bot sees
+    decided are dropped. A game whose worker died is played again as its next attempt,
+    at most :data:`MAX_ATTEMPTS` attempts in this run, and ``warn`` is told so in one
+    line. No bot sees
     ``pgn``, the log directory or another bot's ``dir``.
     """
     seats = len(commands)
@@ -1160,16 +1180,20 @@ async def run_match(
     def opening(index: int) -> str | None:
         return None if openings is None else openings.start(index, seats)
 
-    def begin(index: int) -> tuple[str, ...]:
+    def begin(index: int, attempt: int) -> tuple[str, ...]:
         players = tuple(names[bot] for bot in seating(index, seats))
         if on_start is not None:
-            on_start(first + index, players)
+            on_start(first + index, players, attempt)
         return players
+
+    def next_attempt(index: int) -> int:
+        return (begun or {}).get(index, 0) + 1
 
     if concurrency > 1:
         await _on_workers(
             commands, replace(config, sandbox=sandbox), names, to_play, recorder,
             concurrency=concurrency, seed=seed, opening=opening, begin=begin, warn=warn,
+            next_attempt=next_attempt,
         )  # fmt: skip
         return score
     async with trio.open_nursery() as nursery:
@@ -1186,16 +1210,17 @@ async def run_match(
         ]
         try:
             for index in to_play:
-                begin(index)
+                attempt = next_attempt(index)
+                begin(index, attempt)
                 seated = [players[bot] for bot in seating(index, seats)]
                 result = await play_game(
                     seated,
                     config,
                     round_=str(first + index),
-                    seed=game_seed(seed, index),
+                    seed=game_seed(seed, index, attempt),
                     start=opening(index),
                 )
-                if await recorder.take(index, result):
+                if await recorder.take(index, _attempted(result, attempt)):
                     break
         finally:
             with trio.CancelScope(shield=True):
@@ -1214,8 +1239,9 @@ async def _on_workers(
     concurrency: int,
     seed: int | None,
     opening: Callable[[int], str | None],
-    begin: Callable[[int], tuple[str, ...]],
+    begin: Callable[[int, int], tuple[str, ...]],
     warn: Callable[[str], None] | None,
+    next_attempt: Callable[[int], int],
 ) -> None:
     """Play ``to_play`` on ``concurrency`` worker processes; ``recorder`` takes them."""
     from tournaments.workers import GameDone, GameJob, GameLost, Work, process_pool
@@ -1240,8 +1266,9 @@ async def _on_workers(
 
         async def slot(number: int) -> None:
             for index in queue:
-                players = begin(index)
-                for attempt in range(1, MAX_ATTEMPTS + 1):
+                start = next_attempt(index)
+                for attempt in range(start, start + MAX_ATTEMPTS):
+                    players = begin(index, attempt)
                     job = GameJob(
                         index=index,
                         players=players,
@@ -1253,7 +1280,7 @@ async def _on_workers(
                     try:
                         done = await pool.play(number, job)
                     except GameLost as lost:
-                        if attempt == MAX_ATTEMPTS:
+                        if attempt == start + MAX_ATTEMPTS - 1:
                             raise RefereeFault(
                                 f"game {recorder.first + index}: {lost}{lost.hint},"
                                 f" {MAX_ATTEMPTS} times"
@@ -1265,7 +1292,7 @@ async def _on_workers(
                                 f"{lost.hint}"
                             )
                         continue
-                    finished.send_nowait((index, result_of(done)))
+                    finished.send_nowait((index, _attempted(result_of(done), attempt)))
                     break
 
         async with trio.open_nursery() as nursery:

@@ -180,10 +180,14 @@ def test_a_match_killed_on_workers_is_recovered_from_its_pgn(tmp_path: Path) -> 
     games = games_of(pgn)
     assert [tags["Round"] for tags, _, _ in games] == [str(n) for n in range(1, 9)]  # once each
     assert "Score of steady vs coin: " in recovered.stdout
-    # The same games as one uninterrupted run of the same match.
+    # Games 5 and 6 were begun, and their first attempts seen: each is a second attempt now.
+    assert [tags.get("Attempt") for tags, _, _ in games] == [None] * 4 + ["2", "2"] + [None] * 2
+    # Else the same games as one uninterrupted run of the same match.
     (tmp_path / "whole").mkdir()
     whole = run(*match_args(tmp_path / "whole", "--games", "8", "--tc", "120+1"))
     assert whole.exit_code == 0, whole.output
+    for tags, _, _ in games:
+        tags.pop("Attempt", None)
     assert games == games_of(tmp_path / "whole" / "m.pgn")
     assert game_lines(recovered) == game_lines(whole)
     # A finished match recovers to itself: nothing is played again.
@@ -315,3 +319,29 @@ def test_bad_rounds_and_each_are_one_error_line(
     result = run(*match_args(tmp_path, *more))
     assert result.exit_code == 1 and result.stderr.count("\n") == 1, result.output
     assert error in result.stderr and not (tmp_path / "m.pgn").exists()
+
+
+def test_a_seeded_game_begun_and_not_recorded_is_dealt_afresh(tmp_path: Path) -> None:
+    """--recover plays a game the plan says was begun as its next attempt, with that
+    attempt's seed: what the killed attempt dealt is never dealt again."""
+    from referee.games import game_seed
+    from referee.match import read_plan, write_plan
+
+    args = [
+        "match", PASS_BOT, PASS_BOT, PASS_BOT, "--game", "verdant", "--games", "3",
+        "--seed", "9", "--sandbox", "off", "--pgn", str(tmp_path / "v.pgn"),
+        "--log-dir", str(tmp_path / "logs"),
+    ]  # fmt: skip
+    assert run(*args).exit_code == 0
+    plan = read_plan(tmp_path / "v.pgn")
+    assert plan.begun == {0: 1, 1: 1, 2: 1}
+    # As if the run had been killed during game 3: its record missing, its attempt begun.
+    records = (tmp_path / "v.pgn").read_text().split("[Event ")
+    (tmp_path / "v.pgn").write_text("[Event ".join(records[:-1]))
+    write_plan(tmp_path / "v.pgn", plan)
+    recovered = run(*args, "--recover", "--concurrency", "2")
+    assert recovered.exit_code == 0, recovered.output
+    games = games_of(tmp_path / "v.pgn")
+    assert [tags.get("Attempt") for tags, _, _ in games] == [None, None, "2"]
+    assert games[2][0]["Seed"] == str(game_seed(9, 2, 2)) != str(game_seed(9, 2, 1))
+    assert read_plan(tmp_path / "v.pgn").begun == {0: 1, 1: 1, 2: 2}
