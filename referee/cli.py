@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 import trio
+from msgspec.structs import replace as replace_struct
 
 from referee import __version__
 from referee.clock import (
@@ -48,11 +49,17 @@ from referee.match import (
     GameResult,
     MatchConfig,
     MatchOpenings,
+    MatchPlan,
     MatchScore,
     OpeningsOrder,
+    first_game_number,
+    plan_path,
+    read_plan,
+    recorded_games,
     rotation_games,
     run_match,
     unique_names,
+    write_plan,
 )
 from referee.pgn import iter_pgn_file, read_game, seat_players
 from referee.play import play_against
@@ -650,6 +657,50 @@ SPRT_MAX_GAMES = 100_000
     " (default: a secret random seed per game; the game's Seed tag records it).",
 )
 @click.option("--event", default="Match", show_default=True, help="The PGN Event tag.")
+@click.option(
+    "--rounds",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Rounds of one rotation each: N × bots games (two bots: N game pairs, one per"
+    " opening in turn), as cutechess-cli's -rounds N -games 2 -repeat; instead of --games.",
+)
+@click.option(
+    "--each",
+    metavar="tc=TC [startup=S] [margin=M]",
+    default=None,
+    help="Settings of every bot, as fastchess's -each writes them (the words after it"
+    " count too): the same as --tc, --startup and --margin.",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Games at once, each on a worker process of its own (as a tournament's).",
+)
+@click.option(
+    "--recover",
+    is_flag=True,
+    help="Finish the last match into --pgn (killed or stopped): its games already in the PGN"
+    " count, the missing ones are played. Give the same settings as when it started.",
+)
+@click.option(
+    "--output",
+    "output_format",
+    type=click.Choice(["referee", "cutechess"]),
+    default="referee",
+    show_default=True,
+    help="Progress lines: referee's, or cutechess-cli's (Started game…, Finished game…,"
+    " Score of… after each game), which fastchess also writes.",
+)
+@click.option(
+    "--ratinginterval",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Two bots: print the Score, Elo difference (and Ptnml) lines every N games (0: at"
+    " the end only).",
+)
 def match(
     bots: tuple[str, ...],
     game: str,
@@ -665,6 +716,12 @@ def match(
     log_dir: Path,
     seed: int | None,
     event: str,
+    rounds: int | None,
+    each: str | None,
+    concurrency: int,
+    recover: bool,
+    output_format: str,
+    ratinginterval: int,
     sandbox: SandboxPolicy,
 ) -> None:
     """Play games between bots, one bot a seat, the seats rotating.
@@ -677,16 +734,25 @@ def match(
     Prints a line per game, then the score with the Elo difference (two bots) or
     each bot's games, mean score and mean place. With --sprt, each finished game (or
     game pair) adds a line with the test's LLR, bounds, counts and Elo estimate, and the
-    match ends with the test's verdict.
+    match ends with the test's verdict. --concurrency N plays N games at once on worker
+    processes, counted in number order; --recover finishes the last match into --pgn.
     """
     from tournaments.config import check_openings, read_openings
-    from tournaments.sprt import Sprt, SprtRun
+    from tournaments.sprt import Pentanomial, Sprt, SprtRun
 
     if sprt is not None:  # "--sprt elo0=0 elo1=5 …" as fastchess writes it: the words after
         # the first arrive among the BOTS (click options take one word); no bot is "elo1=5".
         settings = [word for word in bots if word.partition("=")[0] in SPRT_KEYS]
         bots = tuple(word for word in bots if word not in settings)
         sprt = " ".join([sprt, *settings])
+    if each is not None:  # as --sprt's: "--each tc=10+0.1 startup=5", fastchess's words
+        words = [word for word in bots if word.partition("=")[0] in EACH_KEYS]
+        bots = tuple(word for word in bots if word not in words)
+        tc, startup, margin = _each_settings([each, *words], tc, startup, margin)
+    if rounds is not None:
+        if games is not None:
+            raise SettingsError("--rounds N plays N rotations of the seats: give it or --games")
+        games = rounds * len(bots)
     commands = [BotCommand.parse(bot) for bot in bots]
     config = _match_config(
         game, tc, startup, margin, options, log_dir=log_dir, event=event, sandbox=sandbox
@@ -698,12 +764,37 @@ def match(
         raise SettingsError(
             f"--sprt tests one bot against another: give 2 bots, not {len(commands)}"
         )
+    # What fixes the match's games: a recovery must be given the same (docs: --recover).
+    plan_settings: dict[str, Any] = {
+        "bots": list(bots),
+        "game": game,
+        "options": list(options),
+        "tc": tc,
+        "games": games,  # --rounds N is --games N × bots
+        "openings": None if openings is None else str(openings),
+        "openings_order": openings_order,
+        "sprt": sprt,
+        "seed": seed,
+        "event": event,
+    }
+    plan = read_plan(pgn) if recover else None
+    if plan is not None and plan.settings != plan_settings:
+        changed = ", ".join(
+            key for key in plan_settings if plan.settings.get(key) != plan_settings[key]
+        )
+        raise SettingsError(
+            f"--recover finishes the match {plan_path(pgn)} describes: give the settings it"
+            f" was started with (these differ: {changed})"
+        )
     book = None
     if openings is not None:
         positions = read_openings(openings)
         check_openings(rules, len(commands), config.options, positions, openings)
-        order_seed = secrets.randbits(63) if seed is None else seed
-        book = MatchOpenings(positions, openings_order or "sequential", order_seed)
+        if plan is not None:
+            order_seed = plan.order_seed
+        else:
+            order_seed = secrets.randbits(63) if seed is None else seed
+        book = MatchOpenings(positions, openings_order or "sequential", order_seed or 0)
     elif openings_order is not None:
         raise SettingsError("--openings-order orders the positions of --openings: give both")
     if games is not None:
@@ -713,35 +804,81 @@ def match(
     else:
         wanted = len(commands) * (1 if book is None else len(book.openings))
     rounds = rotation_games(wanted, len(commands))
+    paired = len(commands) == 2 and rounds % 2 == 0
     # Two bots' games 2k and 2k + 1 are a pair: both colours (with openings, of one opening).
-    run = None if test is None else SprtRun.start(test, pairs=rounds % 2 == 0)
-    if rounds != wanted:
+    run = None if test is None else SprtRun.start(test, pairs=paired)
+    if rounds != wanted and plan is None:
         _warn(
             f"{wanted} games rounded up to {rounds}, a multiple of the {len(commands)} bots,"
             " so that each bot sits each seat equally often"
         )
     unit = "turns" if rules.alternating else "decisions"
+    first_scores: list[float] = []  # the first bot's, game by game (its pairs: Ptnml)
+    cutechess = output_format == "cutechess"
+    names = unique_names(commands)
+
+    def rating_lines(score: MatchScore) -> list[str]:
+        lines = _score_lines(score)
+        if paired and len(first_scores) >= 2:
+            lines.append(f"Ptnml(0-2): {Pentanomial.from_scores(first_scores)}")
+        return lines
+
+    def started(number: int, players: tuple[str, ...], attempt: int) -> None:
+        # The plan says which attempts were begun: one killed now is never dealt again.
+        begun[number - first] = attempt
+        write_plan(pgn, replace_struct(plan_now, begun=begun))
+        if cutechess:
+            shown = " vs ".join(printable(name) for name in players)
+            click.echo(f"Started game {number - first + 1} of {rounds} ({shown})")
 
     def report(number: int, result: GameResult, score: MatchScore) -> None:
         players = " vs ".join(printable(name) for name in result.players)
         reason = for_terminal(result.ending.reason)  # it may quote a bot
-        click.echo(
-            f"game {number}: {players}  {result.result}  "
-            f"({reason}; {result.record.tags['PlyCount']} {unit})"
-        )
         nonlocal run
-        if run is not None:
+        if len(score.names) == 2:
             mine, theirs = (result.ending.places[result.players.index(n)] for n in score.names)
-            run = run.plus(1.0 if mine < theirs else 0.0 if mine > theirs else 0.5)
+            first_scores.append(1.0 if mine < theirs else 0.0 if mine > theirs else 0.5)
+        if cutechess:
+            click.echo(
+                f"Finished game {number - first + 1} ({players}): {result.result} {{{reason}}}"
+            )
+            if len(score.names) == 2:
+                click.echo(_score_lines(score)[0])
+        else:
+            click.echo(
+                f"game {number}: {players}  {result.result}  "
+                f"({reason}; {result.record.tags['PlyCount']} {unit})"
+            )
+        if run is not None:
+            run = run.plus(first_scores[-1])
             if run.counted:
                 click.echo(f"  SPRT {run.report().line()}")
+        if ratinginterval and len(score.names) == 2 and score.games % ratinginterval == 0:
+            for line in rating_lines(score)[0 if not cutechess else 1 :]:
+                click.echo(line)
 
     def decided(score: MatchScore) -> bool:
         return run is not None and run.counted and run.report().status.finished
 
+    first = plan.first if plan is not None else first_game_number(pgn, log_dir)
+    recorded = {} if plan is None else recorded_games(pgn, names, plan.first, plan.games)
+    begun = {} if plan is None else dict(plan.begun)
+    plan_now = plan or MatchPlan(
+        first=first,
+        games=rounds,
+        order_seed=None if book is None else book.seed,
+        settings=plan_settings,
+    )
+    if plan is not None:
+        rounds = plan.games
+        click.echo(
+            f"Recovering the match of {plan_path(pgn)}: {len(recorded)} of its {rounds} games"
+            f" are in {pgn}"
+        )
+
     async def check_then_play() -> MatchScore:
         # Every bot must start and answer a handshake before anything is written.
-        players = dict(zip(unique_names(commands), commands, strict=True))
+        players = dict(zip(names, commands, strict=True))
         await preflight(
             list(players),
             lambda name, nursery: BotPlayer(
@@ -755,6 +892,7 @@ def match(
             seats=len(commands),
         )
         pgn.parent.mkdir(parents=True, exist_ok=True)
+        write_plan(pgn, plan_now)
         return await run_match(
             commands,
             config,
@@ -763,7 +901,13 @@ def match(
             seed=seed,
             openings=book,
             on_game=report,
+            on_start=started,
+            warn=_warn,
             stop=decided,
+            concurrency=concurrency,
+            first=first,
+            recorded=recorded,
+            begun=begun,
         )
 
     try:
@@ -773,7 +917,8 @@ def match(
             _interrupted(f"Interrupted: finished games are in {pgn}")
         raise
     if len(score.names) == 2:
-        for line in _score_lines(score):
+        # cutechess-cli's lines: the Score line followed the last game already.
+        for line in rating_lines(score)[1:] if cutechess and score.games else _score_lines(score):
             click.echo(line)
     if len(score.names) != 2 or rules.scored_in_points:
         for line in _standing_lines(score):
@@ -781,6 +926,39 @@ def match(
     if run is not None:
         click.echo(_sprt_verdict(run.report(), score.games))
     click.echo(f"Games: {pgn}  Logs: {log_dir}")
+
+
+EACH_KEYS = {"tc": "--tc", "startup": "--startup", "margin": "--margin"}
+"""The words of ``--each`` (fastchess's ``-each``), with the flag each stands for."""
+
+
+def _each_settings(
+    texts: list[str], tc: str, startup: float, margin: float
+) -> tuple[str, float, float]:
+    """The time control and allowances once ``--each``'s words are applied (checked: a
+    word the flags also give, twice or with its flag, is refused)."""
+    context = click.get_current_context()
+    given: dict[str, str] = {}
+    for word in (word for text in texts for word in text.split()):
+        key, equals, value = word.partition("=")
+        if key not in EACH_KEYS or not equals or not value:
+            known = ", ".join(f"{name}=…" for name in EACH_KEYS)
+            raise SettingsError(f"--each takes {known}, not {word!r}")
+        source = context.get_parameter_source(key)
+        if key in given or source is click.core.ParameterSource.COMMANDLINE:
+            raise SettingsError(f"--each {key}= and {EACH_KEYS[key]} (or a second {key}=)"
+                                " set the same thing: give one")  # fmt: skip
+        given[key] = value
+    allowances = {"startup": startup, "margin": margin}
+    for key in ("startup", "margin"):
+        if key in given:
+            try:
+                allowances[key] = float(given[key])
+            except ValueError:
+                allowances[key] = -1.0
+            if not allowances[key] >= 0:
+                raise SettingsError(f"--each {key}= is seconds, 0 or more, not {given[key]!r}")
+    return given.get("tc", tc), allowances["startup"], allowances["margin"]
 
 
 def _sprt_verdict(report: SprtReport, games: int) -> str:

@@ -28,14 +28,17 @@ message whole is never written to again, nor reused.
 
 from __future__ import annotations
 
+import math
+import os
 import random
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol, get_args
+from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
+import msgspec
 import trio
 
 from protocol.connection import END_OF_STREAM, NEED_DATA, BotConnection, Phase
@@ -52,14 +55,26 @@ from protocol.messages import (
 )
 from referee.clock import DEFAULT_TIME_CONTROL, Allowances, TimeControl
 from referee.driver import drive
-from referee.errors import BotCrashed, BotFault, BotTimeout, SettingsError
+from referee.errors import BotCrashed, BotFault, BotTimeout, RefereeFault, SettingsError
 from referee.games import DEFAULT_GAME, game_seed, get_entry, get_game
 from referee.games.base import GameSettings
-from referee.pgn import GameRecord, append_game, iter_pgn_headers
+from referee.pgn import (
+    ATTEMPT_TAG,
+    GameRecord,
+    PgnError,
+    append_game,
+    iter_pgn_file,
+    iter_pgn_headers,
+    result_places,
+    seat_players,
+)
 from referee.process import BotCommand, BotProcess, open_bot
 from referee.sandbox import SandboxPolicy
 from referee.session import Ending, GameSession, Request, check_players
 from referee.tally import Tally
+
+if TYPE_CHECKING:
+    from tournaments.store import GameRecord as StoredGame
 
 GOODBYE_TIMEOUT = 0.5
 """How long writing a goodbye (error, game_over, quit) to a bot may take."""
@@ -946,6 +961,150 @@ def first_game_number(pgn: Path | None, log_dir: Path | None) -> int:
     return last + 1
 
 
+class MatchPlan(msgspec.Struct, frozen=True, kw_only=True):
+    """What a match will play, kept beside its PGN (:func:`plan_path`) so that ``referee
+    match --recover`` can finish it after a kill: its first game's number, its number of
+    games, the seed that orders its openings, the settings it was started with (a
+    recovery must be given the same ones) and the attempts it began at each game (a game
+    begun and not recorded is played again as its next attempt, with a seed of its own)."""
+
+    first: int
+    games: int
+    order_seed: int | None = None
+    settings: dict[str, Any] = msgspec.field(default_factory=dict)
+    begun: dict[int, int] = msgspec.field(default_factory=dict)
+    """The attempts begun at each game (by index from 0), as the match begins them."""
+
+
+def plan_path(pgn: Path) -> Path:
+    """Where the :class:`MatchPlan` of the match writing ``pgn`` is kept: ``<pgn>.plan.json``."""
+    return pgn.with_name(pgn.name + ".plan.json")
+
+
+def write_plan(pgn: Path, plan: MatchPlan) -> None:
+    """Keep ``plan`` beside ``pgn``, replacing the last match's (atomically)."""
+    target = plan_path(pgn)
+    spare = target.with_name(target.name + ".new")
+    spare.write_bytes(msgspec.json.encode(plan))
+    os.replace(spare, target)
+
+
+def read_plan(pgn: Path) -> MatchPlan:
+    """The plan of the last match into ``pgn``; :class:`SettingsError` when there is none
+    or it is damaged."""
+    path = plan_path(pgn)
+    try:
+        return msgspec.json.decode(path.read_bytes(), type=MatchPlan)
+    except FileNotFoundError:
+        raise SettingsError(f"nothing to recover: no match plan {path}") from None
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError) as error:
+        raise SettingsError(f"cannot read the match plan {path}: {error}") from None
+
+
+def recorded_games(
+    pgn: Path, names: Sequence[str], first: int, games: int
+) -> dict[int, GameResult]:
+    """The games of a match (numbered ``first`` to ``first + games - 1``, between the bots
+    ``names`` seated as :func:`seating` seats them) that ``pgn`` already holds, by index
+    (from 0): a game is the match's when its ``Round`` tag is one of those numbers and its
+    seat tags name the bots that number seats; the first such game of a number counts,
+    a game without a result (``*``) or that cannot be read does not. Each is read as a
+    tournament's recovery reads a game (:func:`tournaments.recovery.stored_game`)."""
+    from tournaments.recovery import stored_game
+
+    found: dict[int, GameResult] = {}
+    if not pgn.exists():
+        return found
+    seats = len(names)
+    for record in iter_pgn_file(pgn):
+        if isinstance(record, PgnError):
+            continue
+        number = record.tags.get("Round", "")
+        index = int(number) - first if number.isdigit() else -1
+        if not 0 <= index < games or index in found:
+            continue
+        players = seat_players(record.tags)
+        expected = tuple(names[bot] for bot in seating(index, seats))
+        if players != expected or result_places(record.result, seats) is None:
+            continue
+        found[index] = _result_of(stored_game(index, record), record)
+    return found
+
+
+def _result_of(game: StoredGame, record: GameRecord, logs: tuple[str, ...] = ()) -> GameResult:
+    """A game as a tournament stores it, back as a :class:`GameResult` of its ``record``."""
+    ending = Ending(
+        scores=game.scores, termination=game.termination, reason=game.reason, places=game.places
+    )
+    return GameResult(record, ending, game.players, logs)
+
+
+class _Recorder:
+    """Takes a match's finished games in index order: saves each (PGN, game log) unless it
+    was recovered from the PGN, counts it, reports it; → whether ``stop`` ends the match."""
+
+    def __init__(
+        self,
+        score: MatchScore,
+        first: int,
+        pgn: Path | None,
+        log_dir: Path | None,
+        on_game: Callable[[int, GameResult, MatchScore], Awaitable[None] | None] | None,
+        stop: Callable[[MatchScore], bool] | None,
+        recorded: Mapping[int, GameResult],
+    ) -> None:
+        self.score, self.first, self.pgn, self.log_dir = score, first, pgn, log_dir
+        self.on_game, self.stop = on_game, stop
+        self.waiting: dict[int, GameResult] = dict(recorded)
+        self.recovered = set(recorded)
+        self.next = 0
+        self.finished = False
+
+    async def take(self, index: int, result: GameResult | None = None) -> bool:
+        """Game ``index`` finished (``None``: the recovered ones only); count every game
+        now in order. A game past the one that stopped the match is dropped."""
+        if result is not None:
+            self.waiting[index] = result
+        while not self.finished and self.next in self.waiting:
+            index = self.next
+            result = self.waiting.pop(index)
+            self.next += 1
+            number = self.first + index
+            if index not in self.recovered:
+                # In a thread: the fsync would hold up the games still being played.
+                await trio.to_thread.run_sync(self._save, number, result)
+            self.score.add(result)
+            if self.on_game is not None:
+                maybe = self.on_game(number, result, self.score)
+                if maybe is not None:
+                    await maybe
+            if self.stop is not None and self.stop(self.score):
+                self.finished = True
+        return self.finished
+
+    def _save(self, number: int, result: GameResult) -> None:
+        if self.pgn is not None:
+            append_game(self.pgn, result.record)
+        if self.log_dir is not None and result.logs:
+            log_path = self.log_dir / f"game-{number:04d}.log"
+            log_path.write_text("\n".join(result.logs) + "\n", encoding="utf-8")
+
+
+def _attempted(result: GameResult, attempt: int) -> GameResult:
+    """``result`` with its record tagged as attempt ``attempt`` (nothing for a first one)."""
+    if attempt == 1:
+        return result
+    record = result.record
+    tags = {**record.tags, ATTEMPT_TAG: str(attempt)}
+    record = GameRecord(tags=tags, turns=record.turns, result=record.result, comment=record.comment)
+    return replace(result, record=record)
+
+
+MAX_ATTEMPTS = 3
+"""Attempts at one game of a match played on worker processes whose worker keeps dying
+before the match stops with an error."""
+
+
 async def run_match(
     commands: Sequence[BotCommand],
     config: MatchConfig,
@@ -956,6 +1115,12 @@ async def run_match(
     openings: MatchOpenings | None = None,
     on_game: Callable[[int, GameResult, MatchScore], Awaitable[None] | None] | None = None,
     stop: Callable[[MatchScore], bool] | None = None,
+    on_start: Callable[[int, tuple[str, ...], int], None] | None = None,
+    warn: Callable[[str], None] | None = None,
+    concurrency: int = 1,
+    first: int | None = None,
+    recorded: Mapping[int, GameResult] | None = None,
+    begun: Mapping[int, int] | None = None,
 ) -> MatchScore:
     """Play ``games`` games between ``commands``, one bot a seat, seats rotated.
 
@@ -965,26 +1130,72 @@ async def run_match(
     :func:`rotation_games`, unless it is 1). Each game's chance is seeded with
     :func:`game_seed` of ``seed`` and the game's index (without ``seed``: a secret seed
     per game). With ``openings``, each game starts from :meth:`MatchOpenings.start`.
-    Each finished game is appended to ``pgn`` as it
-    ends (and its bot logs written under ``config.log_dir``). Games are numbered from
-    :func:`first_game_number`: game N has ``[Round "N"]`` and ``game-NNNN.log``, and
-    ``on_game`` is called with N after each, then ``stop``, which ends the match early
-    when it says so (an SPRT that has decided). No bot sees ``pgn``, the log directory
-    or another bot's ``dir``.
+    Games are numbered from ``first`` (default :func:`first_game_number`): game N has
+    ``[Round "N"]`` and ``game-NNNN.log``. Games are taken in number order: each is
+    appended to ``pgn`` (and its bot logs written under ``config.log_dir``), counted,
+    and ``on_game`` is called with N, then ``stop``, which ends the match early when it
+    says so (an SPRT that has decided). ``on_start`` is called with N, the players in
+    seat order and the attempt (from 1) as each attempt at a game is begun (in number
+    order too, but possibly before games numbered below it finish). ``recorded`` games
+    (by index, from :func:`recorded_games`) are taken in their turn without being played
+    or saved again; ``begun`` says how many attempts at a game (by index) an earlier run
+    of the match began and never recorded: its next attempt is the one after them.
+    Attempt A > 1 is seeded with ``game_seed(seed, index, A)`` and its record tagged
+    ``[Attempt "A"]``, as a tournament's (docs/records.md, "Attempts"), so no attempt is
+    dealt what one before it dealt.
+
+    With ``concurrency`` above 1 the games are played on that many worker processes
+    (:func:`tournaments.workers.process_pool`), each keeping its bots between games; a
+    game that finishes before one numbered below it waits for it, so the PGN, the
+    reports and ``stop`` see the games in the same order as one after another, and
+    once ``stop`` says so every worker is stopped and games numbered above the one that
+    decided are dropped. A game whose worker died is played again as its next attempt,
+    at most :data:`MAX_ATTEMPTS` attempts in this run, and ``warn`` is told so in one
+    line. No bot sees
+    ``pgn``, the log directory or another bot's ``dir``.
     """
     seats = len(commands)
     check_players(get_game(config.game), seats)
     if games < 1:
         raise SettingsError(f"a match plays at least one game, not {games}")
+    if concurrency < 1:
+        raise SettingsError(f"a match plays at least one game at once, not {concurrency}")
     names = unique_names(commands)
     score = MatchScore(tuple(names))
-    first = first_game_number(pgn, config.log_dir)
+    if first is None:
+        first = first_game_number(pgn, config.log_dir)
     if config.log_dir is not None:
         config.log_dir.mkdir(parents=True, exist_ok=True)
     if pgn is not None:
         pgn.touch()  # so that the sandbox can hide it from the bots from the start
+    hidden = [pgn, config.log_dir] + ([] if pgn is None else [plan_path(pgn)])
     # The outputs, and each player's dir from the other players (never from its own).
-    sandbox = config.sandbox.hiding(pgn, config.log_dir, *(c.cwd for c in commands))
+    sandbox = config.sandbox.hiding(*hidden, *(c.cwd for c in commands))
+    recorder = _Recorder(score, first, pgn, config.log_dir, on_game, stop, recorded or {})
+    if await recorder.take(0):
+        return score
+    to_play = [index for index in range(games) if index not in recorder.waiting]
+    to_play = [index for index in to_play if index >= recorder.next]
+
+    def opening(index: int) -> str | None:
+        return None if openings is None else openings.start(index, seats)
+
+    def begin(index: int, attempt: int) -> tuple[str, ...]:
+        players = tuple(names[bot] for bot in seating(index, seats))
+        if on_start is not None:
+            on_start(first + index, players, attempt)
+        return players
+
+    def next_attempt(index: int) -> int:
+        return (begun or {}).get(index, 0) + 1
+
+    if concurrency > 1:
+        await _on_workers(
+            commands, replace(config, sandbox=sandbox), names, to_play, recorder,
+            concurrency=concurrency, seed=seed, opening=opening, begin=begin, warn=warn,
+            next_attempt=next_attempt,
+        )  # fmt: skip
+        return score
     async with trio.open_nursery() as nursery:
         players = [
             BotPlayer(
@@ -998,29 +1209,101 @@ async def run_match(
             for command, name in zip(commands, names, strict=True)
         ]
         try:
-            for index in range(games):
+            for index in to_play:
+                attempt = next_attempt(index)
+                begin(index, attempt)
                 seated = [players[bot] for bot in seating(index, seats)]
                 result = await play_game(
                     seated,
                     config,
                     round_=str(first + index),
-                    seed=game_seed(seed, index),
-                    start=None if openings is None else openings.start(index, seats),
+                    seed=game_seed(seed, index, attempt),
+                    start=opening(index),
                 )
-                if pgn is not None:
-                    append_game(pgn, result.record)
-                if config.log_dir is not None and result.logs:
-                    log_path = config.log_dir / f"game-{first + index:04d}.log"
-                    log_path.write_text("\n".join(result.logs) + "\n", encoding="utf-8")
-                score.add(result)
-                if on_game is not None:
-                    maybe = on_game(first + index, result, score)
-                    if maybe is not None:
-                        await maybe
-                if stop is not None and stop(score):
+                if await recorder.take(index, _attempted(result, attempt)):
                     break
         finally:
             with trio.CancelScope(shield=True):
                 for player in players:
                     await player.close()
     return score
+
+
+async def _on_workers(
+    commands: Sequence[BotCommand],
+    config: MatchConfig,
+    names: Sequence[str],
+    to_play: Sequence[int],
+    recorder: _Recorder,
+    *,
+    concurrency: int,
+    seed: int | None,
+    opening: Callable[[int], str | None],
+    begin: Callable[[int, int], tuple[str, ...]],
+    warn: Callable[[str], None] | None,
+    next_attempt: Callable[[int], int],
+) -> None:
+    """Play ``to_play`` on ``concurrency`` worker processes; ``recorder`` takes them."""
+    from tournaments.workers import GameDone, GameJob, GameLost, Work, process_pool
+
+    seats = len(commands)
+    work = Work(
+        match=config,
+        commands=dict(zip(names, commands, strict=True)),
+        seats=seats,
+        log_dir=config.log_dir,
+        for_match=True,
+    )
+    queue = iter(to_play)
+
+    def result_of(done: GameDone) -> GameResult:
+        if done.record is None:
+            raise RefereeFault("a worker sent a game without its record")
+        return _result_of(done.game, done.record, done.logs)
+
+    async with process_pool(work, min(concurrency, max(1, len(to_play)))) as pool:
+        finished, taken = trio.open_memory_channel[tuple[int, GameResult]](math.inf)
+
+        async def slot(number: int) -> None:
+            for index in queue:
+                start = next_attempt(index)
+                for attempt in range(start, start + MAX_ATTEMPTS):
+                    players = begin(index, attempt)
+                    job = GameJob(
+                        index=index,
+                        players=players,
+                        round=str(recorder.first + index),
+                        seed=game_seed(seed, index, attempt),
+                        opening=opening(index),
+                        attempt=attempt,
+                    )
+                    try:
+                        done = await pool.play(number, job)
+                    except GameLost as lost:
+                        if attempt == start + MAX_ATTEMPTS - 1:
+                            raise RefereeFault(
+                                f"game {recorder.first + index}: {lost}{lost.hint},"
+                                f" {MAX_ATTEMPTS} times"
+                            ) from None
+                        if warn is not None:
+                            warn(
+                                f"{lost} while playing game {recorder.first + index}: attempt"
+                                f" {attempt} abandoned, playing it again as attempt {attempt + 1}"
+                                f"{lost.hint}"
+                            )
+                        continue
+                    finished.send_nowait((index, _attempted(result_of(done), attempt)))
+                    break
+
+        async with trio.open_nursery() as nursery:
+
+            async def slots() -> None:
+                async with finished, trio.open_nursery() as playing:
+                    for number in range(pool.slots):
+                        playing.start_soon(slot, number)
+
+            nursery.start_soon(slots)
+            async for index, result in taken:
+                if await recorder.take(index, result):
+                    nursery.cancel_scope.cancel()
+                    break

@@ -454,7 +454,7 @@ class _Reconciler:
             else:
                 notes.append(f"added {_games(added)} of {PGN} that {DATABASE} lacked")
         self.store.replace_games(
-            (_stored(index, record) for index, (record, _) in sorted(adding.items())),
+            (stored_game(index, record) for index, (record, _) in sorted(adding.items())),
             remove=sorted(bad),
         )
         for index, (_, digest) in adding.items():
@@ -488,8 +488,9 @@ def _games(count: int) -> str:
     return f"{count} game{'' if count == 1 else 's'}"
 
 
-def _stored(index: int, record: PgnRecord) -> GameRecord:
-    """The store's row for a true game read from the PGN (see the module docstring)."""
+def stored_game(index: int, record: PgnRecord) -> GameRecord:
+    """The store's row for a true game read from the PGN (see the module docstring); also
+    what ``referee match --recover`` counts of a game it finds in its PGN."""
     last = record.turns[-1].comment if record.turns else record.comment
     players = seat_players(record.tags)
     places = result_places(record.result, len(players))

@@ -130,11 +130,13 @@ class GameLost(RefereeError):
 @dataclass(frozen=True, slots=True)
 class GameDone:
     """A game a worker played, ready to be saved: the game as the store keeps it (its
-    numbered PGN text included), the bots' log lines and the game's HTML page."""
+    numbered PGN text included), the bots' log lines and the game's HTML page; for a
+    match's work (:attr:`Work.for_match`), no page (``""``) but the game's own record."""
 
     game: StoredGame
     logs: tuple[str, ...]
     page: str
+    record: GameRecord | None = None
 
 
 Warn = Callable[[str], None]
@@ -155,12 +157,17 @@ class Work:
     """Everything a worker needs to play a tournament's games (it is pickled to reach
     one): the match settings (their sandbox the one the bots run in: it hides the
     openings and every other player's folder), each player's command, the seats of a
-    game, and where bots' stderr is logged (each worker in a folder of its own below it)."""
+    game, where bots' stderr is logged (each worker in a folder of its own below it), and
+    whether the games are a ``referee match``'s (``for_match``): then no game gets an HTML
+    page (a match has no site, and a page costs about as much as a quick game) and each
+    :class:`GameDone` carries the game's own record (a match's PGN has no ``GameNumber``,
+    and reading the text back would cost more than the game)."""
 
     match: MatchConfig
     commands: Mapping[str, BotCommand]
     seats: int = 2
     log_dir: Path | None = None
+    for_match: bool = False
 
     def player(self, name: str, nursery: trio.Nursery, log_dir: Path | None) -> BotPlayer:
         """The bot of player ``name``, as this tournament runs it."""
@@ -265,6 +272,8 @@ async def play_job(
         pgn=text,
         finished_at=timestamp(),
     )
+    if work.for_match:
+        return GameDone(game=game, logs=tuple(result.logs), page="", record=result.record)
     page = game_page_text(job.index, text, record)
     return GameDone(game=game, logs=tuple(result.logs), page=page)
 
