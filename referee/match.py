@@ -50,9 +50,10 @@ from protocol.messages import (
     RefereeMessage,
     TurnReply,
 )
+from referee.cgroups import Breach
 from referee.clock import DEFAULT_TIME_CONTROL, Allowances, TimeControl
 from referee.driver import drive
-from referee.errors import BotCrashed, BotFault, BotTimeout, SettingsError
+from referee.errors import BotCrashed, BotFault, BotOverLimit, BotTimeout, SettingsError
 from referee.games import DEFAULT_GAME, game_seed, get_entry, get_game
 from referee.games.base import GameSettings
 from referee.pgn import GameRecord, append_game, iter_pgn_headers
@@ -165,6 +166,10 @@ class BotStream(Protocol):
     def exit_description(self) -> str | None: ...
 
     def stderr_tail(self, n: int = ...) -> list[str]: ...
+
+    def cpu_time(self) -> float | None: ...
+
+    def limit_breach(self) -> Breach | None: ...
 
 
 class _Link:
@@ -283,10 +288,14 @@ class _Link:
         return kept, dropped
 
     async def _crashed(self, what: str) -> BotCrashed:
-        """A :class:`BotCrashed` naming the exit status and the end of stderr."""
+        """A :class:`BotCrashed` naming the exit status and the end of stderr; a
+        :class:`BotOverLimit` when its control group hit a limit first."""
         with trio.move_on_after(EXIT_WAIT):
             await self.process.wait()
         status = self.process.exit_description()
+        breach = self.process.limit_breach()
+        if breach is not None:
+            return BotOverLimit(breach.limit, f"{breach.detail} ({status or what})")
         detail = f"exited ({status})" if status else what
         tail = " | ".join(line for line in self.process.stderr_tail(3) if line.strip())
         if len(tail) > MAX_QUOTE_CHARS:  # the reason is sent to every bot of the game
