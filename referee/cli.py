@@ -32,7 +32,9 @@ import click
 import trio
 
 from referee import __version__
+from referee.cgroups import group_problem
 from referee.clock import (
+    CLOCKS,
     DEFAULT_MARGIN,
     DEFAULT_STARTUP,
     DEFAULT_TIME_CONTROL,
@@ -401,13 +403,19 @@ def _options(pairs: tuple[str, ...]) -> dict[str, str]:
 
 
 def _match_config(
-    game: str, tc: str, startup: float, margin: float, options: tuple[str, ...], **more: Any
+    game: str,
+    tc: str,
+    startup: float,
+    margin: float,
+    options: tuple[str, ...],
+    clock: str = "wall",
+    **more: Any,
 ) -> MatchConfig:
     """The settings of a match or a game against a person, all checked before anything runs:
-    the game, its options (by the game), the time control and the allowances."""
+    the game, its options (by the game), the time control on its clock and the allowances."""
     return MatchConfig(
         game=game,
-        control=TimeControl.parse(tc),
+        control=TimeControl.parse(tc, clock),
         allowances=Allowances(startup=startup, margin=margin),
         options=_options(options),
         **more,
@@ -581,6 +589,17 @@ def _sandbox_policy(
     return policy
 
 
+def _check_clock(control: TimeControl) -> None:
+    """Refuse the ``cpu`` clock where bots cannot have control groups (it charges a group's
+    CPU time)."""
+    problem = group_problem() if control.clock == "cpu" else None
+    if problem is not None:
+        raise click.ClickException(
+            f"the cpu clock needs a control group per bot, which cannot be had here: {problem}"
+            " (docs/security.md says how to delegate one; or use --clock wall)"
+        )
+
+
 def _check_sandbox(policy: SandboxPolicy) -> None:
     """Refuse a sandbox that cannot be had (``on``); warn when ``auto`` goes without."""
     warning = sandbox_warning(policy)
@@ -650,6 +669,14 @@ SPRT_MAX_GAMES = 100_000
     " (default: a secret random seed per game; the game's Seed tag records it).",
 )
 @click.option("--event", default="Match", show_default=True, help="The PGN Event tag.")
+@click.option(
+    "--clock",
+    type=click.Choice(CLOCKS),
+    default="wall",
+    show_default=True,
+    help="The time charged: wall (request to reply) or cpu (the CPU time of the bot's"
+    " whole process tree, under a wall-clock cap; needs control groups).",
+)
 def match(
     bots: tuple[str, ...],
     game: str,
@@ -665,6 +692,7 @@ def match(
     log_dir: Path,
     seed: int | None,
     event: str,
+    clock: str,
     sandbox: SandboxPolicy,
 ) -> None:
     """Play games between bots, one bot a seat, the seats rotating.
@@ -689,8 +717,9 @@ def match(
         sprt = " ".join([sprt, *settings])
     commands = [BotCommand.parse(bot) for bot in bots]
     config = _match_config(
-        game, tc, startup, margin, options, log_dir=log_dir, event=event, sandbox=sandbox
+        game, tc, startup, margin, options, clock, log_dir=log_dir, event=event, sandbox=sandbox
     )
+    _check_clock(config.control)
     rules = get_game(config.game)
     check_players(rules, len(commands))
     test = None if sprt is None else Sprt.parse(sprt)
@@ -972,6 +1001,12 @@ def _seat_number(names: tuple[str, ...] | None, text: str, seats: int) -> int:
     help="Output directory (default: ./<config file name>).",
 )
 @click.option("--quiet", is_flag=True, help="One plain line per game instead of a live display.")
+@click.option(
+    "--clock",
+    type=click.Choice(CLOCKS),
+    help="The time charged: wall (default) or cpu (the CPU time of the bot's whole process"
+    " tree, under a wall-clock cap; needs control groups).",
+)
 @tournament_sandbox_options
 def tournament(
     config_file: Path | None,
@@ -993,6 +1028,7 @@ def tournament(
     seed: int | None,
     output: str | None,
     quiet: bool,
+    clock: str | None,
     sandbox_settings: dict[str, Any],
 ) -> None:
     """Play (or resume) a round-robin, gauntlet, Swiss or knockout tournament and rate the
@@ -1034,6 +1070,7 @@ def tournament(
         openings=openings,
         seed=seed,
         output=output,
+        clock=clock,
         **sandbox_settings,
     )
     config.check_local()  # remote players are for `referee serve`
@@ -1041,6 +1078,7 @@ def tournament(
     # The tournament file may name other players' folders and settings: no bot reads it.
     config = dataclasses.replace(config, sandbox=config.sandbox.hiding(config_file))
     if config.cluster is None:
+        _check_clock(config.tc)
         _check_sandbox(config.sandbox)
     else:  # the bots run on the workers, which check their sandbox themselves
         from tournaments.cluster import require_distributed
