@@ -637,6 +637,8 @@ class BotProcess:
         if group is None:
             return
         self._breach = self.limit_breach()  # what the group said, kept past its end
+        with contextlib.suppress(OSError):
+            _STOPPED_CPU.append(group.cpu_time())
         with trio.move_on_after(_GROUP_REMOVE_WAIT):
             while True:
                 try:
@@ -809,6 +811,15 @@ class BotProcess:
                 trio.lowlevel.notify_closing(fd)
                 os.close(fd)
         self._init_pidfd = self._status = None
+
+
+_STOPPED_CPU: list[float] = []
+"""The CPU seconds of each bot this process stopped, by its group."""
+
+
+def stopped_bots_cpu_time() -> float:
+    """CPU seconds used by the bots this process has stopped, by their control groups."""
+    return sum(_STOPPED_CPU)
 
 
 def _parent_of(pid: int) -> int | None:
