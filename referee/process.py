@@ -59,7 +59,7 @@ import signal
 import subprocess
 import sys
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from types import MappingProxyType, TracebackType
@@ -1112,9 +1112,10 @@ def _popen(
 ) -> subprocess.Popen[bytes]:
     """Popen in a session of its own; with ``cpus``, pinned to them (the affinity is
     inherited from this thread, set for the moment of the fork); with ``joins`` (a control
-    group's ``cgroup.procs`` files), in that group from its first instruction: the child
-    writes ``0`` (itself) to each between fork and exec, so bwrap, and all it starts, is
-    in the group before it runs."""
+    group's ``cgroup.procs`` files), in that group before it runs: a shell writes ``0``
+    (itself) to each, closes them and becomes the command (see :func:`_joined`)."""
+    if joins:
+        args, pass_fds = _joined(args, joins), (*pass_fds, *joins)
     saved = os.sched_getaffinity(0) if cpus is not None else None
     if cpus is not None:
         os.sched_setaffinity(0, cpus)
@@ -1128,25 +1129,28 @@ def _popen(
             cwd=cwd,
             env=dict(env),
             start_new_session=True,
-            preexec_fn=_joiner(joins) if joins else None,
         )
-    except subprocess.SubprocessError as error:  # the join failed, in the child
-        raise RefereeFault(f"a bot could not join its control group: {error}") from None
     finally:
         if saved is not None:
             os.sched_setaffinity(0, saved)
 
 
-def _joiner(fds: tuple[int, ...]) -> Callable[[], None]:
-    """What the child runs before exec to join its group: nothing but ``write`` calls on
-    descriptors opened beforehand (between fork and exec, a child of a threaded process
-    may take no lock)."""
+JOIN_FAILED = 125
+"""The exit status of a bot whose first process could not join its control group (it
+then never runs)."""
 
-    def join() -> None:
-        for fd in fds:
-            os.write(fd, b"0")
 
-    return join
+def _joined(args: list[str], fds: tuple[int, ...]) -> list[str]:
+    """``args`` started by a shell that first joins the group whose ``cgroup.procs``
+    files are ``fds``. A shell, not a ``preexec_fn``: the referee's fork stays a
+    ``vfork`` and it does not wait for the join, which on cgroup v1 can take the kernel
+    milliseconds (the first move of a process waits for an RCU grace period); the bot's
+    start waits instead."""
+    writes = " && ".join(f"echo 0 >&{fd}" for fd in fds)
+    closes = " ".join(f"{fd}>&-" for fd in fds)
+    script = f'{writes} || exit {JOIN_FAILED}; exec {closes}; exec "$@"'
+    # bash, not sh: dash takes no descriptor above 9 in a redirection.
+    return [shutil.which("bash") or "/bin/bash", "-c", script, "referee-join", *args]
 
 
 def _kill_unwatched(popen: subprocess.Popen[bytes]) -> None:
