@@ -70,7 +70,7 @@ def tournament(clock: str, games: int, turn_limit: int) -> tuple[int, int]:
             output=output,
             tc=TimeControl.parse("0.1/turn", clock),
             options={"turn_limit": turn_limit},
-            games=max(1, games // 12),  # 6 pairings, both colours
+            games=max(1, games // 6),  # per pairing: 4 bots make 6
             concurrency=4,
             sandbox=SandboxPolicy(mode="auto"),
         )
