@@ -1,9 +1,9 @@
 """Control groups: one per bot, holding its whole process tree.
 
 A bot's group is made under the referee's own group before the bot starts, and the bot's
-first process joins it before it runs anything (:meth:`Group.join_fds`, written by the
-launcher between fork and exec), so every process it ever starts is in it. The group
-gives what per-process limits cannot:
+first process joins it before it runs anything (:meth:`Group.join_paths`, written by
+the launcher before it execs the bot's first program), so every process it ever starts is
+in it. The group gives what per-process limits cannot:
 
 - a memory limit for the whole tree, its tmpfs pages included (a page is charged to the
   group of the process that first touches it);
@@ -120,9 +120,8 @@ class Group(ABC):
         """Set the whole tree's memory (bytes) and process (tasks) limits (``None``: none)."""
 
     @abstractmethod
-    def join_fds(self) -> tuple[int, ...]:
-        """Descriptors a process writes ``0`` to, to join this group (one per tree);
-        opened once, closed by :meth:`remove`."""
+    def join_paths(self) -> tuple[str, ...]:
+        """The files a process writes ``0`` to, to join this group (one per tree)."""
 
     @abstractmethod
     def cpu_time(self) -> float:
@@ -144,7 +143,6 @@ class Group(ABC):
     def _remove_dirs(self) -> None:
         """rmdir the group (raises ``OSError``: ``EBUSY`` while a process is in it)."""
 
-    _fds: tuple[int, ...] = ()
     _cpu_fd: int | None = None
 
     def _read_cpu(self, path: str) -> str:
@@ -157,9 +155,6 @@ class Group(ABC):
     def remove(self) -> bool:
         """Remove the group once it is empty; whether it is gone (``False``: a process
         is still in it — kill it, let it die and try again)."""
-        for fd in self._fds:
-            os.close(fd)
-        self._fds = ()
         if self._cpu_fd is not None:
             os.close(self._cpu_fd)
             self._cpu_fd = None
@@ -203,7 +198,6 @@ class V2Group(Group):
     def __init__(self, path: str) -> None:
         self.path = path
         self.name = os.path.basename(path)
-        self._fds = ()
         self._limits: tuple[int | None, int | None] = (None, None)
 
     def _file(self, name: str) -> str:
@@ -219,10 +213,8 @@ class V2Group(Group):
         with contextlib.suppress(FileNotFoundError):  # before Linux 4.19
             _write(self._file("memory.oom.group"), "1")
 
-    def join_fds(self) -> tuple[int, ...]:
-        if not self._fds:
-            self._fds = (os.open(self._file("cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC),)
-        return self._fds
+    def join_paths(self) -> tuple[str, ...]:
+        return (self._file("cgroup.procs"),)
 
     def cpu_time(self) -> float:
         return _keyed(self._read_cpu(self._file("cpu.stat"))).get("usage_usec", 0) / 1e6
@@ -325,7 +317,6 @@ class V1Group(Group):
     def __init__(self, paths: dict[str, str]) -> None:
         self.paths = paths
         self.name = os.path.basename(paths["memory"])
-        self._fds = ()
         self._limits: tuple[int | None, int | None] = (None, None)
 
     def _file(self, controller: str, name: str) -> str:
@@ -342,13 +333,8 @@ class V1Group(Group):
         value = "max" if processes is None else str(processes)
         _write(self._file("pids", "pids.max"), value)
 
-    def join_fds(self) -> tuple[int, ...]:
-        if not self._fds:
-            self._fds = tuple(
-                os.open(self._file(controller, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC)
-                for controller in V1_CONTROLLERS
-            )
-        return self._fds
+    def join_paths(self) -> tuple[str, ...]:
+        return tuple(self._file(controller, "cgroup.procs") for controller in V1_CONTROLLERS)
 
     def cpu_time(self) -> float:
         return int(self._read_cpu(self._file("cpuacct", "cpuacct.usage"))) / 1e9

@@ -937,7 +937,7 @@ def _start(
     if group is not None:
         # The group limits the whole tree: no per-process limit may stop it first.
         limits = dataclasses.replace(limits, memory=None, processes=None)
-    joins = group.join_fds() if group is not None else ()
+    joins = group.join_paths() if group is not None else ()
     names = ("stdin", "stdout", "stderr", "status")
     try:
         pipes = _Pipes(names if sandboxed else names[:3])
@@ -989,10 +989,6 @@ def _new_group(
     except (cgroups.GroupFault, cgroups.GroupUnavailable) as error:
         raise RefereeFault(f"cannot start bot {command.display_name!r}: {error}") from None
     leases.callback(_discard_group, group)
-    try:
-        group.join_fds()
-    except OSError as error:
-        raise _referee_fault(f"cannot start bot {command.display_name!r}", error) from None
     return group
 
 
@@ -1025,7 +1021,7 @@ def _popen_sandboxed(
     uid: int | None,
     pipes: _Pipes,
     cpus: tuple[int, ...] | None,
-    joins: tuple[int, ...],
+    joins: tuple[str, ...],
 ) -> subprocess.Popen[bytes]:
     tools = find_tools()
     assert tools is not None, "use_sandbox said the sandbox works"
@@ -1071,7 +1067,7 @@ def _popen_plain(
     env: Mapping[str, str],
     pipes: _Pipes,
     cpus: tuple[int, ...] | None,
-    joins: tuple[int, ...],
+    joins: tuple[str, ...],
 ) -> subprocess.Popen[bytes]:
     theirs = pipes.theirs
     setpriv = shutil.which("setpriv") if sys.platform.startswith("linux") else None
@@ -1108,14 +1104,14 @@ def _popen(
     cwd: str | None,
     env: Mapping[str, str],
     cpus: tuple[int, ...] | None,
-    joins: tuple[int, ...] = (),
+    joins: tuple[str, ...] = (),
 ) -> subprocess.Popen[bytes]:
     """Popen in a session of its own; with ``cpus``, pinned to them (the affinity is
     inherited from this thread, set for the moment of the fork); with ``joins`` (a control
     group's ``cgroup.procs`` files), in that group before it runs: a shell writes ``0``
     (itself) to each, closes them and becomes the command (see :func:`_joined`)."""
     if joins:
-        args, pass_fds = _joined(args, joins), (*pass_fds, *joins)
+        args = _joined(args, joins, keep_pwd="PWD" in env)
     saved = os.sched_getaffinity(0) if cpus is not None else None
     if cpus is not None:
         os.sched_setaffinity(0, cpus)
@@ -1140,17 +1136,19 @@ JOIN_FAILED = 125
 then never runs)."""
 
 
-def _joined(args: list[str], fds: tuple[int, ...]) -> list[str]:
-    """``args`` started by a shell that first joins the group whose ``cgroup.procs``
-    files are ``fds``. A shell, not a ``preexec_fn``: the referee's fork stays a
-    ``vfork`` and it does not wait for the join, which on cgroup v1 can take the kernel
-    milliseconds (the first move of a process waits for an RCU grace period); the bot's
-    start waits instead."""
-    writes = " && ".join(f"echo 0 >&{fd}" for fd in fds)
-    closes = " ".join(f"{fd}>&-" for fd in fds)
-    script = f'{writes} || exit {JOIN_FAILED}; exec {closes}; exec "$@"'
-    # bash, not sh: dash takes no descriptor above 9 in a redirection.
-    return [shutil.which("bash") or "/bin/bash", "-c", script, "referee-join", *args]
+def _joined(args: list[str], paths: tuple[str, ...], *, keep_pwd: bool) -> list[str]:
+    """``args`` started by a shell that first joins the group whose ``cgroup.procs`` files
+    are ``paths``. A shell, not a ``preexec_fn``: the referee's fork stays a ``vfork`` and
+    it does not wait for the join, which on cgroup v1 can take the kernel milliseconds (the
+    first move of a process waits for an RCU grace period); the bot's start waits instead.
+    ``dash`` where there is one: it adds nothing to the environment it passes on but
+    ``PWD``, unset again unless the bot's environment has it (bash adds ``SHLVL`` and
+    ``_``, which no ``unset`` removes)."""
+    writes = " && ".join(f"echo 0 > {shlex.quote(path)}" for path in paths)
+    unset = "" if keep_pwd else "unset PWD; "
+    shell = shutil.which("dash") or shutil.which("sh") or "/bin/sh"
+    script = f'{writes} || exit {JOIN_FAILED}; {unset}exec "$@"'
+    return [shell, "-c", script, "referee-join", *args]
 
 
 def _kill_unwatched(popen: subprocess.Popen[bytes]) -> None:

@@ -109,8 +109,7 @@ def test_v2_group_limits_usage_verdicts_and_kill(tmp_path: Path) -> None:
     assert group.pids() == [41, 42]
     group.kill()
     assert (path / "cgroup.kill").read_text() == "1"
-    [fd] = group.join_fds()
-    os.write(fd, b"0")
+    assert group.join_paths() == (str(path / "cgroup.procs"),)
     assert where.names() == ["123-456-1"]
 
 
@@ -279,10 +278,11 @@ def test_a_killed_referees_groups_are_found_and_emptied(tmp_path: Path) -> None:
         import os, subprocess, sys
         from referee import cgroups
         group = cgroups.new_group(64 << 20, 16)
-        fds = group.join_fds()
+        paths = group.join_paths()
         def join():
-            for fd in fds:
-                os.write(fd, b"0")
+            for path in paths:
+                with open(path, "w") as file:
+                    file.write("0")
         child = subprocess.Popen(
             ["sleep", "60"], preexec_fn=join, start_new_session=True,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
