@@ -67,6 +67,9 @@ class TimeControlInfo(_Record, frozen=True, kw_only=True):
     base_ms: int
     increment_ms: int
     per_turn_ms: int | None
+    clock: Literal["wall", "cpu"] = "wall"
+    """What is charged: ``wall``, the time from request to reply; ``cpu``, the CPU time
+    the bot's whole process tree used meanwhile (under a wall-clock cap)."""
 
 
 class ClockInfo(_Record, frozen=True, kw_only=True):

@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from referee.errors import SettingsError
 
@@ -43,6 +44,26 @@ DEFAULT_STARTUP = 10.0
 
 DEFAULT_MARGIN = 0.1
 """Seconds waited past a bot's time before it loses on time, when no margin is given."""
+
+CLOCKS = ("wall", "cpu")
+"""What a bot's time is: ``wall``, the time from request to reply (the default, the chess
+convention); ``cpu``, the CPU time its whole process tree used meanwhile (its control
+group's), under a wall-clock cap (:data:`WALL_FACTOR`, :data:`WALL_EXTRA`)."""
+
+WALL_FACTOR = 3.0
+WALL_EXTRA = 1.0
+"""Under the ``cpu`` clock a reply must also come within ``WALL_FACTOR`` × the time left
++ ``WALL_EXTRA`` seconds of wall time (as isolate's ``--wall-time``), so a bot that sleeps
+or waits still loses."""
+
+
+class Spent(NamedTuple):
+    """What one decision took: ``wall`` seconds, and ``cpu`` seconds of its seat's whole
+    process tree (``None``: not measured — a person, an in-process or remote bot)."""
+
+    wall: float
+    cpu: float | None = None
+
 
 _FISCHER = re.compile(r"(?P<base>\d+(?:\.\d+)?)(?:\+(?P<inc>\d+(?:\.\d+)?))?")
 _PER_TURN = re.compile(r"(?:(?P<secs>\d+(?:\.\d+)?)/turn|st=(?P<st>\d+(?:\.\d+)?))")
@@ -65,8 +86,12 @@ class TimeControl:
     base: float | None = None
     increment: float = 0.0
     per_turn: float | None = None
+    clock: str = "wall"
+    """Which time is charged: one of :data:`CLOCKS`."""
 
     def __post_init__(self) -> None:
+        if self.clock not in CLOCKS:
+            raise SettingsError(f"unknown clock {self.clock!r} (known: {', '.join(CLOCKS)})")
         if (self.base is None) == (self.per_turn is None):
             raise SettingsError("a time control is either base+increment or seconds per turn")
         for label, value in (
@@ -80,20 +105,20 @@ class TimeControl:
             raise SettingsError("a per-turn time control has no increment")
 
     @classmethod
-    def parse(cls, text: str) -> TimeControl:
-        """Read ``"10+0.1"``, ``"10"``, ``"0.5/turn"`` or ``"st=0.5"``."""
+    def parse(cls, text: str, clock: str = "wall") -> TimeControl:
+        """Read ``"10+0.1"``, ``"10"``, ``"0.5/turn"`` or ``"st=0.5"``, on ``clock``."""
         spec = text.strip()
         if match := _FISCHER.fullmatch(spec):
             base = float(match["base"])
             increment = float(match["inc"] or 0)
             if base == 0 and increment == 0:
                 raise SettingsError(f"time control {text!r} gives no time at all")
-            return cls(base=base, increment=increment)
+            return cls(base=base, increment=increment, clock=clock)
         if match := _PER_TURN.fullmatch(spec):
             per_turn = float(match["secs"] or match["st"])
             if per_turn == 0:
                 raise SettingsError(f"time control {text!r} gives no time at all")
-            return cls(per_turn=per_turn)
+            return cls(per_turn=per_turn, clock=clock)
         raise SettingsError(
             f"bad time control {text!r}: expected BASE+INC (e.g. 10+0.1), BASE, or SECS/turn"
         )
@@ -162,8 +187,16 @@ class Clock:
         return self._used[seat]
 
     def budget(self, seat: int) -> float:
-        """How long the referee waits for ``seat``'s reply: its time plus the margin."""
+        """The time of the clock in force ``seat`` may use for its reply: its time plus the
+        margin (wall: how long the referee waits; cpu: the CPU time it may use)."""
         return self.remaining(seat) + self.margin
+
+    def wall_cap(self, seat: int) -> float | None:
+        """Under the ``cpu`` clock, the wall-clock seconds a reply must come within
+        (:data:`WALL_FACTOR` × the time left + :data:`WALL_EXTRA`); ``None`` under ``wall``."""
+        if self.control.clock != "cpu":
+            return None
+        return WALL_FACTOR * self.remaining(seat) + WALL_EXTRA
 
     def charge(self, seat: int, elapsed: float) -> bool:
         """Record that ``seat`` took ``elapsed`` seconds; ``False`` when its flag fell.

@@ -27,6 +27,7 @@ from typing import Protocol
 import trio
 
 from protocol.messages import ErrorMessage, TurnReply
+from referee.clock import Spent
 from referee.errors import BotFault
 from referee.session import Ending, GameSession, Request
 
@@ -62,9 +63,10 @@ class Seat(Protocol):
         """The seat's handshake (a bot: ``new_game`` → ``ready``); raises ``BotFault``."""
         ...
 
-    async def decide(self, request: Request) -> tuple[TurnReply, float]:
-        """The reply to ``request`` and the seconds it took to come; raises ``BotFault``
-        (or :class:`SeatStopped` when a person stops)."""
+    async def decide(self, request: Request) -> tuple[TurnReply, float | Spent]:
+        """The reply to ``request`` and the seconds it took to come (a
+        :class:`~referee.clock.Spent` when the CPU time was measured too); raises
+        ``BotFault`` (or :class:`SeatStopped` when a person stops)."""
         ...
 
     async def refused(self, seat: int, error: ErrorMessage) -> None:

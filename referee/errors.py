@@ -83,6 +83,16 @@ class BotCrashed(BotFault):
     termination = "abandoned"
 
 
+class BotOverLimit(BotCrashed):
+    """The bot's whole process tree hit a limit of its control group and the bot ended
+    (the kernel killed it for its memory, or it failed once a fork was refused): ``code``
+    names the limit, ``memory`` or ``processes``."""
+
+    def __init__(self, limit: str, message: str) -> None:
+        super().__init__(message)
+        self.code = limit
+
+
 class BotProtocolError(BotFault):
     """The bot sent a line that is not a valid message (or is too long)."""
 

@@ -53,9 +53,17 @@ from protocol.messages import (
     RefereeMessage,
     TurnReply,
 )
-from referee.clock import DEFAULT_TIME_CONTROL, Allowances, TimeControl
+from referee.cgroups import Breach
+from referee.clock import DEFAULT_TIME_CONTROL, Allowances, Spent, TimeControl
 from referee.driver import drive
-from referee.errors import BotCrashed, BotFault, BotTimeout, RefereeFault, SettingsError
+from referee.errors import (
+    BotCrashed,
+    BotFault,
+    BotOverLimit,
+    BotTimeout,
+    RefereeFault,
+    SettingsError,
+)
 from referee.games import DEFAULT_GAME, game_seed, get_entry, get_game
 from referee.games.base import GameSettings
 from referee.pgn import (
@@ -181,6 +189,10 @@ class BotStream(Protocol):
 
     def stderr_tail(self, n: int = ...) -> list[str]: ...
 
+    def cpu_time(self) -> float | None: ...
+
+    def limit_breach(self) -> Breach | None: ...
+
 
 class _Link:
     """A running bot process with its protocol connection.
@@ -298,10 +310,14 @@ class _Link:
         return kept, dropped
 
     async def _crashed(self, what: str) -> BotCrashed:
-        """A :class:`BotCrashed` naming the exit status and the end of stderr."""
+        """A :class:`BotCrashed` naming the exit status and the end of stderr; a
+        :class:`BotOverLimit` when its control group hit a limit first."""
         with trio.move_on_after(EXIT_WAIT):
             await self.process.wait()
         status = self.process.exit_description()
+        breach = self.process.limit_breach()
+        if breach is not None:
+            return BotOverLimit(breach.limit, f"{breach.detail} ({status or what})")
         detail = f"exited ({status})" if status else what
         tail = " | ".join(line for line in self.process.stderr_tail(3) if line.strip())
         if len(tail) > MAX_QUOTE_CHARS:  # the reason is sent to every bot of the game
@@ -312,13 +328,18 @@ class _Link:
 
     # --- writing ----------------------------------------------------------------
 
-    async def ask(self, message: RefereeMessage, budget: float) -> tuple[Ready | TurnReply, float]:
-        """Send a request, wait at most ``budget`` seconds for the reply; → (reply, seconds).
+    async def ask(
+        self, message: RefereeMessage, budget: float, *, wall_cap: float | None = None
+    ) -> tuple[Ready | TurnReply, Spent]:
+        """Send a request, wait at most ``budget`` seconds for the reply; → (reply, time).
 
         The time runs from the moment the request is written until the reply's
-        line has been read. Raises :class:`BotFault` for a timeout, a crash or a
-        protocol violation, also one the bot committed during its game before the
-        request (which is then not sent); the fault stays in :attr:`fault`.
+        line has been read. With ``wall_cap`` (the ``cpu`` clock), ``budget`` is the CPU
+        time the bot's whole tree may use (its control group's) and the reply must come
+        within ``wall_cap`` seconds; the CPU time is measured too. Raises
+        :class:`BotFault` for a timeout, a crash or a protocol violation, also one the bot
+        committed during its game before the request (which is then not sent); the fault
+        stays in :attr:`fault`.
         """
         # What it wrote is judged first; a line it started stays unread, and cannot
         # then be the reply (the connection knows it arrived before the request).
@@ -344,11 +365,42 @@ class _Link:
             self.fault = BotTimeout(f"did not read its input for {budget:.3f} s")
             raise self.fault
         started = trio.current_time()
-        with trio.move_on_after(budget):
-            reply = await self._read_reply()
-            return reply, trio.current_time() - started
-        self.fault = BotTimeout(f"no reply within {budget:.3f} s")
-        raise self.fault
+        cpu_before = None if wall_cap is None else self.process.cpu_time()
+        if wall_cap is None or cpu_before is None:  # the wall clock (a remote bot's too)
+            with trio.move_on_after(budget if wall_cap is None else wall_cap):
+                reply = await self._read_reply()
+                return reply, Spent(trio.current_time() - started)
+            self.fault = BotTimeout(f"no reply within {budget:.3f} s")
+            raise self.fault
+        reply = await self._read_reply_on_cpu(budget, wall_cap, started, cpu_before)
+        return reply, Spent(trio.current_time() - started, self._cpu_since(cpu_before))
+
+    def _cpu_since(self, before: float | None) -> float | None:
+        """The CPU seconds the bot used since it had used ``before`` (``None``: unknown)."""
+        after = None if before is None else self.process.cpu_time()
+        return None if after is None or before is None else after - before
+
+    async def _read_reply_on_cpu(
+        self, budget: float, wall_cap: float, started: float, cpu_before: float
+    ) -> Ready | TurnReply:
+        """The reply, under the ``cpu`` clock: the bot's CPU time is looked at whenever
+        it could have used up ``budget`` (its CPUs all busy), and the reply must come within
+        ``wall_cap`` seconds of wall time."""
+        cpus = len(self.process.cpus or os.sched_getaffinity(0))
+        deadline = started + wall_cap
+        while True:
+            used = (self.process.cpu_time() or 0.0) - cpu_before
+            now = trio.current_time()
+            if used > budget:
+                self.fault = BotTimeout(f"used {used:.3f} s of CPU time, {budget:.3f} s allowed")
+                raise self.fault
+            if now >= deadline:
+                self.fault = BotTimeout(
+                    f"no reply within {wall_cap:.3f} s of wall time (the cap of the cpu clock)"
+                )
+                raise self.fault
+            with trio.move_on_at(min(deadline, now + max((budget - used) / cpus, 0.001))):
+                return await self._read_reply()
 
     async def goodbye(self, message: RefereeMessage) -> None:
         """Send ``message`` if the bot still listens; never waits long.
@@ -556,12 +608,14 @@ class BotSeat:
         assert isinstance(ready, Ready), "the connection only accepts ready here"
         self.journal.ready(seat, ready)
 
-    async def decide(self, request: Request) -> tuple[TurnReply, float]:
+    async def decide(self, request: Request) -> tuple[TurnReply, float | Spent]:
         if self.watch is not None:
             self.watch()
         # What the bot wrote since its last reply is judged first: a reply before
         # its request, or a second reply, loses this game (and nothing is sent).
-        reply, elapsed = await self._linked().ask(request.message, request.budget)
+        reply, elapsed = await self._linked().ask(
+            request.message, request.budget, wall_cap=request.wall_cap
+        )
         assert isinstance(reply, TurnReply), "the connection only accepts a turn reply here"
         return reply, elapsed
 

@@ -159,16 +159,21 @@ class ClockAnnotation:
 
     clock_ms: int | None = None
     elapsed_ms: int | None = None
+    cpu_ms: int | None = None
+    """The CPU time the seat's whole process tree used for the turn (``[%ect]``, the
+    referee's own command: written when the bot had a control group)."""
 
     def __str__(self) -> str:
         clock, elapsed = self.clock_ms, self.elapsed_ms
-        if clock is not None and elapsed is not None:  # every turn the referee records
+        if clock is not None and elapsed is not None and self.cpu_ms is None:
             return f"[%clk {_format_hms(clock)}] [%emt {_format_hms(elapsed)}]"
         parts = []
         if self.clock_ms is not None:
             parts.append(f"[%clk {_format_hms(self.clock_ms)}]")
         if self.elapsed_ms is not None:
             parts.append(f"[%emt {_format_hms(self.elapsed_ms)}]")
+        if self.cpu_ms is not None:
+            parts.append(f"[%ect {_format_hms(self.cpu_ms)}]")
         return " ".join(parts)
 
     @classmethod
@@ -184,7 +189,7 @@ class ClockAnnotation:
 _DURATION = r"(?:(\d{1,9}):)??(?:(\d{1,9}):)?(\d{1,9})(?:\.(\d{1,9}))?"
 """``H:MM:SS.f``, ``M:SS.f`` or ``S.f``: hours, minutes, seconds and fraction groups."""
 
-_CLOCK_COMMAND = re.compile(rf"\[%(clk|emt)\s+{_DURATION}\s*\]")
+_CLOCK_COMMAND = re.compile(rf"\[%(clk|emt|ect)\s+{_DURATION}\s*\]")
 
 _CLOCK_ONLY = re.compile(rf"\[%clk {_DURATION}\] \[%emt {_DURATION}\]")
 """A comment holding just what the writer puts after every turn (the common case, fast)."""
@@ -204,7 +209,12 @@ def _split_clock(text: str) -> tuple[ClockAnnotation | None, str]:
     rest = " ".join(_CLOCK_COMMAND.sub(take, text).split())
     if not found:
         return None, rest
-    return ClockAnnotation(clock_ms=found.get("clk"), elapsed_ms=found.get("emt")), rest
+    return (
+        ClockAnnotation(
+            clock_ms=found.get("clk"), elapsed_ms=found.get("emt"), cpu_ms=found.get("ect")
+        ),
+        rest,
+    )
 
 
 def _format_hms(ms: int) -> str:
@@ -478,7 +488,7 @@ class RecordedTurn:
         else:
             self._check_actor(self.actor, self.turn)
         clock = self.clock
-        if clock is not None and clock.clock_ms is None and clock.elapsed_ms is None:
+        if clock is not None and clock == ClockAnnotation():
             clock = None
         if clock is not None and self.actor == CHANCE:
             raise RecordError(f"chance decision {clip(self.token, 40)!r} has a clock")

@@ -47,6 +47,7 @@ sandbox is noted so that :func:`stop_leftovers` can stop whatever a killed run l
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import fcntl
 import json
@@ -66,6 +67,7 @@ from typing import BinaryIO
 
 import trio
 
+from referee import cgroups
 from referee.errors import BotCrashed, RefereeError, RefereeFault
 from referee.sandbox import (
     CPU_POOL,
@@ -106,6 +108,13 @@ _STDERR_LINGER = 0.25
 
 _SANDBOX_END_WAIT = 10.0
 """A hang guard: how long :meth:`BotProcess.stop` waits for a killed sandbox to be gone."""
+
+_GROUP_REMOVE_WAIT = 10.0
+"""A hang guard: how long :meth:`BotProcess.stop` waits for a killed group to empty."""
+
+SANDBOX_TASKS = 2
+"""The processes of a sandbox that are not the bot's (bwrap and the sandbox's first
+process): a group's process limit is the bot's ``processes`` plus these."""
 
 _SETUP_VERDICT_WAIT = 2.0
 """A hang guard: after a silent bot's output ends, how long to wait for bwrap to say
@@ -378,9 +387,12 @@ class BotProcess:
         sandboxed: bool,
         ledger: Path | None,
         cpus: tuple[int, ...] | None = None,
+        group: cgroups.Group | None = None,
     ) -> None:
         self.command = command
         self.sandboxed = sandboxed
+        self.group = group
+        """The bot's control group (its whole process tree), ``None`` where there are none."""
         """Whether the bot runs in a sandbox (else in a session of its own)."""
         self.cpus = cpus
         """The CPUs the bot, with all it starts, is pinned to (``None``: not pinned)."""
@@ -406,6 +418,7 @@ class BotProcess:
         self._heard = False
         self._stopping = False
         self._stopped = False
+        self._breach: cgroups.Breach | None = None
 
     def __repr__(self) -> str:
         return f"<BotProcess {self.name!r} pid {self.pid}>"
@@ -447,6 +460,26 @@ class BotProcess:
             return f"killed by signal {-code} ({signal.Signals(-code).name})"
         except ValueError:
             return f"killed by signal {-code}"
+
+    def cpu_time(self) -> float | None:
+        """Seconds of CPU the bot's whole process tree has used so far (its group's; the
+        sandbox's own processes included, which use next to none), ``None`` without a group."""
+        if self.group is None:
+            return None
+        try:
+            return self.group.cpu_time()
+        except OSError as error:
+            raise _referee_fault(f"cannot read the CPU time of bot {self.name!r}", error) from None
+
+    def limit_breach(self) -> cgroups.Breach | None:
+        """The limit the bot's whole tree hit (memory: an out-of-memory kill; processes: a
+        refused fork), ``None`` when none was or it has no group."""
+        if self.group is None or self._stopped:
+            return self._breach
+        try:
+            return self.group.breach()
+        except OSError:
+            return None
 
     def stderr_tail(self, n: int = STDERR_TAIL_LINES) -> list[str]:
         """The last ``n`` lines the bot wrote to stderr (at most
@@ -594,7 +627,30 @@ class BotProcess:
         else:
             with trio.move_on_after(_STDERR_LINGER):
                 await self._stderr_closed.wait()
+        await self._remove_group()
         self._stopped = True
+
+    async def _remove_group(self) -> None:
+        """Kill what is left in the bot's group and remove it once empty (the kernel ends
+        killed processes a moment later; their group cannot go before)."""
+        group = self.group
+        if group is None:
+            return
+        self._breach = self.limit_breach()  # what the group said, kept past its end
+        with contextlib.suppress(OSError):
+            _STOPPED_CPU.append(group.cpu_time())
+        with trio.move_on_after(_GROUP_REMOVE_WAIT):
+            while True:
+                try:
+                    group.kill()
+                    if group.remove():
+                        return
+                except (OSError, cgroups.GroupFault) as error:
+                    if self._fault is None:
+                        what = f"cannot remove the control group of bot {self.name!r}"
+                        self._fault = RefereeFault(f"{what}: {error}")
+                    return
+                await trio.sleep(0.001)
 
     # --- inside ---------------------------------------------------------------------
 
@@ -674,8 +730,12 @@ class BotProcess:
                 os.close(pidfd)
 
     def _kill(self) -> None:
-        """Kill everything: the sandbox's first process (the kernel then kills every
-        process of its PID namespace) and bwrap; or the bot's process group."""
+        """Kill everything: the bot's control group, if it has one (every process of
+        the bot, wherever it went); the sandbox's first process (the kernel then kills
+        every process of its PID namespace) and bwrap; or the bot's process group."""
+        if self.group is not None:
+            with contextlib.suppress(OSError):
+                self.group.kill()
         if not self.sandboxed:
             # Even once the leader is reaped, its pid stays reserved as the group id
             # while any member lives; with none left, killpg finds no group.
@@ -751,6 +811,15 @@ class BotProcess:
                 trio.lowlevel.notify_closing(fd)
                 os.close(fd)
         self._init_pidfd = self._status = None
+
+
+_STOPPED_CPU: list[float] = []
+"""The CPU seconds of each bot this process stopped, by its group."""
+
+
+def stopped_bots_cpu_time() -> float:
+    """CPU seconds used by the bots this process has stopped, by their control groups."""
+    return sum(_STOPPED_CPU)
 
 
 def _parent_of(pid: int) -> int | None:
@@ -864,6 +933,11 @@ def _start(
     cpus = None
     if policy.affinity or command.cpus is not None:
         cpus = leases.enter_context(CPU_POOL.lease(command.cpus or successor_of))
+    group = _new_group(command, limits, sandboxed, leases)
+    if group is not None:
+        # The group limits the whole tree: no per-process limit may stop it first.
+        limits = dataclasses.replace(limits, memory=None, processes=None)
+    joins = group.join_paths() if group is not None else ()
     names = ("stdin", "stdout", "stderr", "status")
     try:
         pipes = _Pipes(names if sandboxed else names[:3])
@@ -872,14 +946,23 @@ def _start(
     try:
         if sandboxed:
             uid = _seat_user(leases) if is_root() else None
-            popen = _popen_sandboxed(command, policy, limits, argv, cwd, env, uid, pipes, cpus)
+            popen = _popen_sandboxed(
+                command, policy, limits, argv, cwd, env, uid, pipes, cpus, joins
+            )
         else:
-            popen = _popen_plain(command, argv, cwd, env, pipes, cpus)
+            popen = _popen_plain(command, argv, cwd, env, pipes, cpus, joins)
         pipes.close_theirs()
         try:
             _note(policy.ledger, popen.pid, "sandbox" if sandboxed else "group")
             return BotProcess(
-                command, popen, pipes, sink, sandboxed=sandboxed, ledger=policy.ledger, cpus=cpus
+                command,
+                popen,
+                pipes,
+                sink,
+                sandboxed=sandboxed,
+                ledger=policy.ledger,
+                cpus=cpus,
+                group=group,
             )
         except OSError as error:
             _kill_unwatched(popen)
@@ -889,6 +972,35 @@ def _start(
             raise
     finally:
         pipes.close()
+
+
+def _new_group(
+    command: BotCommand, limits: Limits, sandboxed: bool, leases: contextlib.ExitStack
+) -> cgroups.Group | None:
+    """A control group of its own for the bot, where groups can be had (removed when
+    ``leases`` closes, if the bot's stop did not: it was never started)."""
+    if cgroups.group_problem() is not None:
+        return None
+    processes = limits.processes
+    if processes is not None and sandboxed:
+        processes += SANDBOX_TASKS
+    try:
+        group = cgroups.new_group(limits.memory, processes)
+    except (cgroups.GroupFault, cgroups.GroupUnavailable) as error:
+        raise RefereeFault(f"cannot start bot {command.display_name!r}: {error}") from None
+    leases.callback(_discard_group, group)
+    return group
+
+
+def _discard_group(group: cgroups.Group) -> None:
+    """Remove ``group`` if it is still there (its bot never ran, or its stop was cut
+    short): kill what is in it first; a group that does not empty at once is left for
+    the next run's sweep."""
+    with contextlib.suppress(OSError, cgroups.GroupFault):
+        if group.remove():
+            return
+        group.kill()
+        group.remove()
 
 
 def _seat_user(leases: contextlib.ExitStack) -> int:
@@ -909,6 +1021,7 @@ def _popen_sandboxed(
     uid: int | None,
     pipes: _Pipes,
     cpus: tuple[int, ...] | None,
+    joins: tuple[str, ...],
 ) -> subprocess.Popen[bytes]:
     tools = find_tools()
     assert tools is not None, "use_sandbox said the sandbox works"
@@ -939,6 +1052,7 @@ def _popen_sandboxed(
                 cwd=None,
                 env={},
                 cpus=cpus,
+                joins=joins,
             )
     except OSError as error:
         raise _referee_fault(
@@ -953,6 +1067,7 @@ def _popen_plain(
     env: Mapping[str, str],
     pipes: _Pipes,
     cpus: tuple[int, ...] | None,
+    joins: tuple[str, ...],
 ) -> subprocess.Popen[bytes]:
     theirs = pipes.theirs
     setpriv = shutil.which("setpriv") if sys.platform.startswith("linux") else None
@@ -968,6 +1083,7 @@ def _popen_plain(
             cwd=cwd,
             env=env,
             cpus=cpus,
+            joins=joins,
         )
     except OSError as error:
         if error.errno in _REFEREE_ERRNOS:
@@ -988,9 +1104,14 @@ def _popen(
     cwd: str | None,
     env: Mapping[str, str],
     cpus: tuple[int, ...] | None,
+    joins: tuple[str, ...] = (),
 ) -> subprocess.Popen[bytes]:
     """Popen in a session of its own; with ``cpus``, pinned to them (the affinity is
-    inherited from this thread, set for the moment of the fork)."""
+    inherited from this thread, set for the moment of the fork); with ``joins`` (a control
+    group's ``cgroup.procs`` files), in that group before it runs: a shell writes ``0``
+    (itself) to each, closes them and becomes the command (see :func:`_joined`)."""
+    if joins:
+        args = _joined(args, joins, keep_pwd="PWD" in env)
     saved = os.sched_getaffinity(0) if cpus is not None else None
     if cpus is not None:
         os.sched_setaffinity(0, cpus)
@@ -1008,6 +1129,26 @@ def _popen(
     finally:
         if saved is not None:
             os.sched_setaffinity(0, saved)
+
+
+JOIN_FAILED = 125
+"""The exit status of a bot whose first process could not join its control group (it
+then never runs)."""
+
+
+def _joined(args: list[str], paths: tuple[str, ...], *, keep_pwd: bool) -> list[str]:
+    """``args`` started by a shell that first joins the group whose ``cgroup.procs`` files
+    are ``paths``. A shell, not a ``preexec_fn``: the referee's fork stays a ``vfork`` and
+    it does not wait for the join, which on cgroup v1 can take the kernel milliseconds (the
+    first move of a process waits for an RCU grace period); the bot's start waits instead.
+    ``dash`` where there is one: it adds nothing to the environment it passes on but
+    ``PWD``, unset again unless the bot's environment has it (bash adds ``SHLVL`` and
+    ``_``, which no ``unset`` removes)."""
+    writes = " && ".join(f"echo 0 > {shlex.quote(path)}" for path in paths)
+    unset = "" if keep_pwd else "unset PWD; "
+    shell = shutil.which("dash") or shutil.which("sh") or "/bin/sh"
+    script = f'{writes} || exit {JOIN_FAILED}; {unset}exec "$@"'
+    return [shell, "-c", script, "referee-join", *args]
 
 
 def _kill_unwatched(popen: subprocess.Popen[bytes]) -> None:

@@ -32,6 +32,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from referee.clock import CLOCKS
 from referee.errors import RecordError, RuleError
 from referee.games import CHANCE, DEFAULT_GAME, Game, GameSettings, Outcome, get_game
 from referee.pgn import (
@@ -469,6 +470,19 @@ def _judge_forfeit(
                 f"result {recorded}: in a game lost by {kind} the faulty seats share the last"
                 " place and the others place 1"
             )
+    clock = record.tags.get("Clock", "wall")
+    if clock not in CLOCKS:
+        return False, f"its Clock tag is {clock!r}, not one of {', '.join(CLOCKS)}"
+    if kind == "time forfeit" and clock == "cpu":
+        # On the cpu clock the seats were charged CPU time: the record keeps it for each
+        # timed decision ([%ect]), or it does not show the clock that was in force.
+        for number, turn in enumerate(record.turns, 1):
+            timed = turn.clock is not None and turn.clock.clock_ms is not None
+            if timed and turn.clock is not None and turn.clock.cpu_ms is None:
+                return False, (
+                    f"a time forfeit on the cpu clock, but decision {number} records no"
+                    " CPU time ([%ect])"
+                )
     mover = played.game.to_decide(played.final_state)
     if kind == "time forfeit" and started and mover is not None and seats > 1:
         # After a seat's first decision only the seat asked for one has a running clock

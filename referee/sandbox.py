@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from referee import syscall_filter
+from referee.cgroups import group_problem
 from referee.errors import RefereeError
 
 MODES = ("auto", "on", "off")
@@ -894,11 +895,24 @@ def use_sandbox(mode: str) -> bool:
 def sandbox_warning(policy: SandboxPolicy) -> str | None:
     """Check ``policy`` before any bot starts: raises :class:`SandboxUnavailable` (mode
     ``on``) or :class:`SandboxError` (a limit the system does not allow); returns the one
-    warning line to show when ``auto`` runs bots without a sandbox, else ``None``."""
+    warning line to show when ``auto`` runs bots without a sandbox, or (``auto``, ``on``)
+    without control groups, else ``None``."""
     check_limits(policy.limits)
-    if use_sandbox(policy.mode) or policy.mode == "off":
+    if policy.mode == "off":
         return None
-    return f"bots run without a sandbox: {sandbox_problem()} (--sandbox off hides this warning)"
+    groups = group_problem()
+    without = (
+        None
+        if groups is None
+        else f"bots run without control groups ({groups}): memory and processes are limited"
+        " per process"
+    )
+    if use_sandbox(policy.mode):
+        return None if without is None else f"{without} (--sandbox off hides this warning)"
+    warning = f"bots run without a sandbox: {sandbox_problem()}"
+    if without is not None:
+        warning += f"; {without}"
+    return f"{warning} (--sandbox off hides this warning)"
 
 
 def check_limits(limits: Limits) -> None:

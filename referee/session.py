@@ -50,7 +50,7 @@ from protocol.messages import (
     TurnReply,
     TurnRequest,
 )
-from referee.clock import Allowances, Clock, TimeControl
+from referee.clock import Allowances, Clock, Spent, TimeControl
 from referee.errors import BotFault, BotIllegalTurn, BotTimeout, IllegalDecision, SettingsError
 from referee.games.base import CHANCE, Breakdown, Game, GameSettings, Outcome
 from referee.pgn import (
@@ -93,6 +93,9 @@ class Request:
     message: TurnRequest
     budget: float
     view: Any = None
+    wall_cap: float | None = None
+    """Under the ``cpu`` clock, ``budget`` is CPU time and this the wall-clock seconds the
+    reply must come within; ``None`` under ``wall`` (``budget`` is wall time)."""
 
 
 def places_from_scores(scores: Sequence[float]) -> tuple[int, ...]:
@@ -152,6 +155,7 @@ class _Played(NamedTuple):
     observed: tuple[Any, ...]
     elapsed: float | None = None
     remaining: float | None = None
+    cpu: float | None = None
 
 
 def _ms(seconds: float) -> int:
@@ -250,6 +254,7 @@ class GameSession:
                 base_ms=_ms(control.base or 0.0),
                 increment_ms=_ms(control.increment),
                 per_turn_ms=None if control.per_turn is None else _ms(control.per_turn),
+                clock="cpu" if control.clock == "cpu" else "wall",
             ),
             startup_ms=_ms(self.allowances.startup),
             settings=dict(self.game.rule_settings(self.state)),
@@ -288,7 +293,13 @@ class GameSession:
             ),
             since_last=self.news(seat),
         )
-        return Request(seat=seat, message=message, budget=clock.budget(seat), view=view)
+        return Request(
+            seat=seat,
+            message=message,
+            budget=clock.budget(seat),
+            view=view,
+            wall_cap=clock.wall_cap(seat),
+        )
 
     def news(self, seat: int) -> tuple[PastTurn, ...]:
         """What ``seat`` has not been told yet, oldest first, as it may see it; now told.
@@ -330,9 +341,11 @@ class GameSession:
     # --- what the seats answer ----------------------------------------------------
 
     def submit(
-        self, seat: int, reply: TurnReply, elapsed: float, *, forfeit: bool = True
+        self, seat: int, reply: TurnReply, elapsed: float | Spent, *, forfeit: bool = True
     ) -> ErrorMessage | None:
-        """Judge ``seat``'s reply, which took ``elapsed`` seconds.
+        """Judge ``seat``'s reply, which took ``elapsed`` seconds (wall time, or a
+        :class:`~referee.clock.Spent` with the CPU time too). The clock in force is
+        charged: under ``cpu``, the CPU time (a seat that measured none, the wall time).
 
         Returns ``None`` when the decision is accepted, or the ``error`` message for
         the seat when it is refused: the game is then over, the seat forfeits. With
@@ -342,18 +355,22 @@ class GameSession:
         if seat != self._asked or self.ending is not None:
             raise RuntimeError(f"seat {seat} was not asked for a decision")
         player = self.seat_name(seat)
-        if seat not in self.untimed and not self.clock.charge(seat, elapsed):
+        spent = elapsed if isinstance(elapsed, Spent) else Spent(elapsed)
+        on_cpu = self.control.clock == "cpu" and spent.cpu is not None
+        charged = spent.cpu if on_cpu and spent.cpu is not None else spent.wall
+        if seat not in self.untimed and not self.clock.charge(seat, charged):
             allowed = self.clock.budget(seat) - self.clock.margin
+            what = " of CPU time" if on_cpu else ""
             return self.fault(
                 seat,
                 BotTimeout(
-                    f"{player} ran out of time: the reply took {elapsed:.3f} s, "
+                    f"{player} ran out of time: the reply took {charged:.3f} s{what}, "
                     f"{allowed:.3f} s were left"
                 ),
             )
         try:
             decision = self.codec.decode_actions(reply.actions)
-            self._accept(seat, decision, elapsed)
+            self._accept(seat, decision, spent.wall, spent.cpu)
         except ProtocolViolation as violation:
             return self.fault(seat, violation) if forfeit else violation.to_message()
         except IllegalDecision as illegal:
@@ -450,7 +467,9 @@ class GameSession:
 
     # --- the game moving on -------------------------------------------------------
 
-    def _accept(self, actor: int, decision: Any, elapsed: float | None) -> None:
+    def _accept(
+        self, actor: int, decision: Any, elapsed: float | None, cpu: float | None = None
+    ) -> None:
         """Apply ``actor``'s ``decision`` (raises ``IllegalDecision``) and keep it."""
         game, before = self.game, self.state
         turn = game.turn_number(before)
@@ -472,6 +491,7 @@ class GameSession:
                 observed=observed,
                 elapsed=elapsed,
                 remaining=remaining,
+                cpu=cpu,
             )
         )
 
@@ -524,6 +544,8 @@ class GameSession:
         tags.update(seat_tags(game.seat_names, players))  # White/Black too for two seats
         tags.update(game.settings_tags(self.state))
         tags["TimeControl"] = self.control.pgn_tag
+        if self.control.clock != "wall":  # no tag: the wall clock, as in every chess record
+            tags["Clock"] = self.control.clock
         if self._drew:  # a replay needs no seed; a rerun of the game does
             tags["Seed"] = str(self.settings.seed)
         tags["Termination"] = ending.termination if ending else "unterminated"
@@ -544,6 +566,7 @@ class GameSession:
                 else ClockAnnotation(
                     clock_ms=None if p.remaining is None else _ms(p.remaining),
                     elapsed_ms=_ms(p.elapsed),
+                    cpu_ms=None if p.cpu is None else _ms(p.cpu),
                 ),
                 actor=p.actor if named else None,
                 turn=p.turn if named else None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -43,11 +44,13 @@ def test_match_prints_each_game_and_the_score(tmp_path: Path) -> None:
     assert lines[0].startswith("game 1: one vs two  1/2-1/2  (turn limit 6 reached; 6 turns)")
     assert lines[1].startswith("game 2: two vs one")
     # cutechess-cli's two lines, word for word: W - L - D, then the Elo difference.
-    assert lines[-3:] == [
+    assert lines[-4:-2] == [
         "Score of one vs two: 0 - 0 - 4  [0.500] 4",
         "Elo difference: 0.0 +/- 0.0, LOS: 50.0 %, DrawRatio: 100.0 %",
-        f"Games: {pgn}  Logs: {tmp_path / 'logs'}",
     ]
+    # The referee's own cost beside the bots', per decision played.
+    assert re.fullmatch(r"CPU per decision: referee \d+\.\d\d ms, bots \d+\.\d\d ms", lines[-2])
+    assert lines[-1] == f"Games: {pgn}  Logs: {tmp_path / 'logs'}"
     assert "Warning: 3 games rounded up to 4, a multiple of the 2 bots" in result.stderr
     games = read_pgn_file(pgn)
     assert len(games) == 4 and all(verify(game).valid for game in games)
@@ -66,7 +69,7 @@ def test_match_records_a_crash_as_a_lost_game(tmp_path: Path) -> None:
         result.stdout
     )
     # A zero score has no finite Elo: cutechess-cli's -inf, no virtual draw behind it.
-    assert result.stdout.splitlines()[-3:-1] == [
+    assert result.stdout.splitlines()[-4:-2] == [
         "Score of crashy vs steady: 0 - 2 - 0  [0.000] 2",
         "Elo difference: -inf +/- nan, LOS: 7.9 %, DrawRatio: 0.0 %",
     ]

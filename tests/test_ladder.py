@@ -4,6 +4,7 @@ retirement, kill -9 and resume, a damaged registry, and the final phase."""
 from __future__ import annotations
 
 import json
+import shlex
 import signal
 import sqlite3
 import subprocess
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 import trio
 
+from referee.sandbox import sandbox_problem
 from tournaments.ladder.entries import retire, write_version
 from tournaments.ladder.final import FINAL, run_final
 from tournaments.ladder.ladder import LadderError, LadderRun, run_ladder
@@ -240,3 +242,26 @@ async def test_a_verdant_ladder_seats_its_tables_of_three(tmp_path: Path) -> Non
     # Placement first: the fourth entrant is seated by the second table at the latest.
     assert {name for _, players in games[:2] for name in players} == {f"{n}@v1" for n in "abcd"}
     assert len(finished.rows) == 4
+
+
+def spy(secret: Path) -> str:
+    """A bot that fails its start-up check when it can see ``secret``, else plays as
+    bots.greedy does."""
+    script = (
+        f"import os, runpy, sys; sys.exit(3) if os.path.exists({str(secret)!r}) else None;"
+        " sys.argv = ['greedy']; runpy.run_module('bots.greedy', run_name='__main__')"
+    )
+    return shlex.join([sys.executable, "-c", script])
+
+
+@pytest.mark.skipif(sandbox_problem() is not None, reason="the sandbox is not available here")
+async def test_no_sandboxed_bot_sees_another_entrants_folder(tmp_path: Path) -> None:
+    make_ladder(tmp_path, {"a": GREEDY.format(0.5)})
+    config = load_ladder(tmp_path / "spring.toml", sandbox="on")
+    # b's bot fails its start-up check if it can see a's files (unsandboxed, it would).
+    write_version(config.entries, "b", "v1", spy(config.entries / "a" / "v1" / "entry.toml"), None)
+    warnings: list[str] = []
+    with trio.fail_after(120):
+        finished = await run_ladder(config, games=2, warn=warnings.append)
+    assert [line for line in warnings if "refused" in line] == [], warnings
+    assert {row.player for row in finished.rows} == {"a@v1", "b@v1"}

@@ -5,6 +5,7 @@ A tournament file looks like this::
     event = "Quick start"
     game = "ivy"                  # the default
     tc = "1+0.05"                 # TimeControl.parse: BASE+INC, BASE or SECS/turn
+    clock = "wall"                # or "cpu": CPU time of the bot's whole tree (docs/security.md)
     startup = 10                  # seconds for each game's handshake (default 10)
     margin = 0.1                  # grace before a bot is out of time (default 0.1)
     players_per_table = 2         # seats per game (default: see below)
@@ -141,6 +142,7 @@ KEYS = (
     "event",
     "game",
     "tc",
+    "clock",
     "startup",
     "margin",
     "players_per_table",
@@ -163,7 +165,16 @@ KEYS = (
 )
 """The keys of a tournament file, and the keyword overrides :func:`load_config` takes."""
 
-_MADE_INTO_OTHERS = ("tc", "startup", "margin", "openings", "sandbox", *LIMIT_KEYS, "affinity")
+_MADE_INTO_OTHERS = (
+    "tc",
+    "clock",
+    "startup",
+    "margin",
+    "openings",
+    "sandbox",
+    *LIMIT_KEYS,
+    "affinity",
+)
 _AS_GIVEN = tuple(key for key in KEYS if key not in (*_MADE_INTO_OTHERS, "output", "players"))
 """The keys whose checked value is a :class:`TournamentConfig` field as it is (besides
 ``output`` and ``players``); the others make its time control, allowances, openings and
@@ -578,13 +589,20 @@ def _build(values: Mapping[str, Any]) -> TournamentConfig:
     if "players" not in values:
         raise ConfigError("no players: give at least two (one for a solo game)")
     try:
-        tc = TimeControl.parse(str(values.get("tc", DEFAULT_TIME_CONTROL)))
+        tc = TimeControl.parse(
+            str(values.get("tc", DEFAULT_TIME_CONTROL)), clock=values.get("clock", "wall")
+        )
         allowances = Allowances(
             **{key: float(values[key]) for key in ("startup", "margin") if key in values}
         )
     except RefereeError as error:
         raise ConfigError(str(error)) from None
     openings_file = values.get("openings")
+    if tc.clock == "cpu" and any(player.remote for player in values["players"]):
+        raise ConfigError(
+            'clock = "cpu" cannot time remote players (their CPU is their own machine\'s):'
+            " use the wall clock"
+        )
     settings: dict[str, Any] = {
         "players": values["players"],
         "output": values["output"],
@@ -630,7 +648,7 @@ def _sandbox_setting(key: str, value: Any, source: str | None) -> Any:
 _KINDS: dict[str, tuple[tuple[type, ...], str]] = {
     **{
         key: ((str,), "a string")
-        for key in ("event", "game", "format", "openings", "output", "cluster")
+        for key in ("event", "game", "format", "openings", "output", "cluster", "clock")
     },
     **{
         key: ((int,), "a whole number")

@@ -527,7 +527,7 @@ def pgn_games(path: Path) -> list[GameRecord]:
             continue
         if result_places(record.result, len(players)) is None:
             continue
-        found.setdefault(int(number) - 1, _stored(int(number) - 1, record))
+        found.setdefault(int(number) - 1, stored_game(int(number) - 1, record))
     return [found[index] for index in sorted(found)]
 
 

@@ -35,6 +35,7 @@ import logging
 
 import trio
 
+from referee.cgroups import Breach
 from referee.errors import BotCrashed, BotFault
 from referee.match import FAULT_GRACE, QUIT_GRACE, BotPlayer, _Link
 from referee.server.handshake import welcome_line
@@ -266,6 +267,12 @@ class RemoteSession:
 
     def stderr_tail(self, n: int = 0) -> list[str]:
         return []
+
+    def cpu_time(self) -> float | None:
+        return None  # a remote bot's CPU is its own machine's: only wall time is charged
+
+    def limit_breach(self) -> Breach | None:
+        return None
 
 
 class Remote:

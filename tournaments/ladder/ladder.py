@@ -39,6 +39,7 @@ import trio
 
 from referee.errors import RefereeError
 from referee.games import game_seed
+from referee.match import MatchConfig
 from referee.preflight import PreflightError
 from referee.process import BotCommand, stop_leftovers
 from tournaments.ladder.entries import EntryError, Scan, manifest_command, scan
@@ -234,15 +235,26 @@ class LadderRun:
                 commands[version.player] = self.command(version)
             except EntryError as error:  # its manifest was readable when it was checked
                 self.say(f"{version.player} cannot be started now: {error}")
-        match = self.config.match_config()
-        sandbox = match.sandbox.hiding(*(c.cwd for c in commands.values()))
-        sandbox = dataclasses.replace(sandbox, ledger=self.config.output / BOT_PIDS)
+        match = self.match_config()
+        sandbox = dataclasses.replace(match.sandbox, ledger=self.config.output / BOT_PIDS)
         return Work(
             match=dataclasses.replace(match, sandbox=sandbox),
             commands=commands,
             seats=self.config.seats,
             log_dir=log_dir,
         )
+
+    def match_config(self) -> MatchConfig:
+        """The ladder's match settings, hiding from every bot each entrant's folder but its
+        own (the sandbox never hides the folder a bot runs in): its versions, refused and
+        retired ones, and copies still coming in. Made anew for each start-up check and
+        each pool, so an entrant who joined since is hidden too."""
+        match = self.config.match_config()
+        entries = self.config.entries
+        folders = (
+            sorted(path for path in entries.iterdir() if path.is_dir()) if entries.is_dir() else []
+        )
+        return dataclasses.replace(match, sandbox=match.sandbox.hiding(*folders))
 
     def say(self, line: str) -> None:
         """One line in the ladder's log: stderr (as a warning) and the registry (the site)."""
@@ -281,7 +293,7 @@ class LadderRun:
         try:
             command = self.command(version)
             work = Work(
-                match=self.config.match_config(),
+                match=self.match_config(),
                 commands={version.player: command},
                 seats=self.config.seats,
             )
