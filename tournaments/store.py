@@ -249,6 +249,31 @@ def _canonical(config_json: str) -> str:
     )
 
 
+@contextlib.contextmanager
+def write_transaction(
+    connection: sqlite3.Connection, path: str | os.PathLike[str], action: str
+) -> Iterator[sqlite3.Connection]:
+    """One write transaction on the database at ``path``, committed when the block ends
+    and rolled back on error. An SQLite failure (disk full, I/O error, damage found while
+    writing) becomes a :class:`RefereeFault` saying ``action`` did not happen."""
+    try:
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            yield connection
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                connection.execute("ROLLBACK")
+            raise
+        connection.execute("COMMIT")
+    except sqlite3.Error as error:
+        with contextlib.suppress(sqlite3.Error):
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+        raise RefereeFault(
+            f"cannot {action} in {os.fspath(path)}: {error}; nothing of it was saved"
+        ) from None
+
+
 class ResultStore:
     """An open, checked results database. Use :meth:`open`, and :meth:`close` (or ``with``).
 
@@ -302,30 +327,9 @@ class ResultStore:
         """Close the store."""
         self.close()
 
-    @contextlib.contextmanager
-    def _transaction(self, action: str) -> Iterator[sqlite3.Connection]:
-        """One write transaction, committed when the block ends and rolled back on error.
-
-        An SQLite failure (disk full, I/O error, damage found while writing)
-        becomes a :class:`RefereeFault` saying ``action`` did not happen.
-        """
-        connection = self._connection
-        try:
-            connection.execute("BEGIN IMMEDIATE")
-            try:
-                yield connection
-            except BaseException:
-                with contextlib.suppress(sqlite3.Error):
-                    connection.execute("ROLLBACK")
-                raise
-            connection.execute("COMMIT")
-        except sqlite3.Error as error:
-            with contextlib.suppress(sqlite3.Error):
-                if connection.in_transaction:
-                    connection.execute("ROLLBACK")
-            raise RefereeFault(
-                f"cannot {action} in {self.path}: {error}; nothing of it was saved"
-            ) from None
+    def _transaction(self, action: str) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        """One write transaction (:func:`write_transaction`)."""
+        return write_transaction(self._connection, self.path, action)
 
     # --- settings ---------------------------------------------------------------
 

@@ -17,12 +17,10 @@ from __future__ import annotations
 import contextlib
 import enum
 import sqlite3
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from referee.errors import RefereeFault
-from tournaments.store import set_aside, timestamp
+from tournaments.store import set_aside, timestamp, write_transaction
 
 REGISTRY = "ladder.sqlite"
 
@@ -106,23 +104,8 @@ class Registry:
     def close(self) -> None:
         self._connection.close()
 
-    @contextlib.contextmanager
-    def _transaction(self, action: str) -> Iterator[sqlite3.Connection]:
-        connection = self._connection
-        try:
-            connection.execute("BEGIN IMMEDIATE")
-            try:
-                yield connection
-            except BaseException:
-                with contextlib.suppress(sqlite3.Error):
-                    connection.execute("ROLLBACK")
-                raise
-            connection.execute("COMMIT")
-        except sqlite3.Error as error:
-            with contextlib.suppress(sqlite3.Error):
-                if connection.in_transaction:
-                    connection.execute("ROLLBACK")
-            raise RefereeFault(f"cannot {action} in {self.path}: {error}") from None
+    def _transaction(self, action: str) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        return write_transaction(self._connection, self.path, action)
 
     # --- versions ----------------------------------------------------------------
 
