@@ -175,8 +175,10 @@ async def test_an_oversized_message_then_a_ping_ends_that_connection_only(
         assert result.ending.termination == "normal"
     else:
         assert result.ending.places == (1, 2), result.ending  # the attacker lost, recorded
+    # Whether wsproto raises depends on when the Ping meets the closing (it did not always
+    # crash the server of before either); when it does, it is carol's connection alone.
     failed = [line for line in server_lines(caplog) if "failed (" in line]
-    assert failed and all(line.startswith("carol: its connection from ") for line in failed)
+    assert all(line.startswith("carol: its connection from ") for line in failed), failed
     assert all(line.isprintable() for line in server_lines(caplog))
 
 
