@@ -784,7 +784,13 @@ def seccomp_program() -> bytes:
 def seccomp_fd() -> Iterator[int]:
     """A descriptor holding :func:`seccomp_program`, for one bwrap to read (``--seccomp``):
     each sandbox gets its own, since bwrap reads it to its end."""
-    program = seccomp_program()
+    with filter_fd(seccomp_program()) as fd:
+        yield fd
+
+
+@contextlib.contextmanager
+def filter_fd(program: bytes) -> Iterator[int]:
+    """A descriptor holding the compiled filter ``program``, read from its start."""
     fd = os.memfd_create("referee-seccomp", os.MFD_CLOEXEC)
     try:
         os.write(fd, program)

@@ -19,8 +19,7 @@ import subprocess
 import sys
 import tempfile
 import uuid
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -141,17 +140,6 @@ def allow_everything() -> bytes:
         return file.read()
 
 
-@contextmanager
-def program_fd(program: bytes) -> Iterator[int]:
-    fd = os.memfd_create("probe-filter", os.MFD_CLOEXEC)
-    try:
-        os.write(fd, program)
-        os.lseek(fd, 0, os.SEEK_SET)
-        yield fd
-    finally:
-        os.close(fd)
-
-
 def probe(calls: list[tuple[str, str, list[Any]]], program: bytes) -> dict[str, str]:
     """Run the probe on ``calls`` as a sandboxed bot under the filter ``program``."""
     tools = sandbox.find_tools()
@@ -160,7 +148,7 @@ def probe(calls: list[tuple[str, str, list[Any]]], program: bytes) -> dict[str, 
     with ExitStack() as stack:
         uid = stack.enter_context(sandbox.UID_POOL.lease()) if sandbox.is_root() else None
         stdin, stdout, status = os.pipe(), os.pipe(), os.pipe()
-        seccomp = stack.enter_context(program_fd(program))
+        seccomp = stack.enter_context(sandbox.filter_fd(program))
         # The plan of a bot as the referee makes it (its Python, its folder; under /tmp
         # too, where a clone of the repository may be).
         made = make_plan(
